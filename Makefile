@@ -1,0 +1,28 @@
+# The two commands that matter: `make demo` and `make test`. Both set up a fresh machine first.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+export DAGSTER_HOME := $(CURDIR)
+export PYTHONUNBUFFERED := 1
+
+.PHONY: setup demo test ui lint clean
+
+setup: $(VENV)/.hipforge-installed
+
+$(VENV)/.hipforge-installed: pyproject.toml scripts/bootstrap.sh
+	./scripts/bootstrap.sh
+
+demo: setup
+	$(BIN)/hipforge demo
+
+test: setup
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+ui: setup
+	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
+
+lint: setup
+	$(BIN)/ruff check hipforge hip_assets resources sensors tests
+
+clean:
+	rm -rf .dagster warehouse/*.duckdb warehouse/*.duckdb.wal

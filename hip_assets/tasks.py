@@ -1,0 +1,120 @@
+"""Task assets: the project's reference library and KernelBench, smoke-checked into the warehouse."""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+from pydantic import Field
+
+from hip_assets.run_links import run_metadata
+from hipforge.bench.kernelbench import load_kernelbench
+from hipforge.tasks.ingest import IngestSummary, TaskCandidate, ingest_tasks
+from hipforge.tasks.library import load_library
+from resources.warehouse import WarehouseResource
+
+GROUP = "tasks"
+
+
+def _ingest(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, candidates: list[TaskCandidate], workers: int
+) -> dg.MaterializeResult:
+    def progress(done: int, total: int, name: str) -> None:
+        if done == total or done % 10 == 0:
+            context.log.info(f"smoke-checked {done}/{total} tasks (last: {name})")
+
+    summary = ingest_tasks(candidates, warehouse.get(), context.run.run_id, workers, progress)
+    for name, reason in summary.rejections:
+        context.log.warning(f"rejected {name}: {reason}")
+    return dg.MaterializeResult(metadata={**_summary_metadata(summary), **run_metadata(context)})
+
+
+def _summary_metadata(summary: IngestSummary) -> dict[str, dg.MetadataValue]:
+    rejections = "\n".join(f"| {name} | {reason[:160]} |" for name, reason in summary.rejections)
+    return {
+        "tasks": dg.MetadataValue.int(summary.total),
+        "accepted": dg.MetadataValue.int(summary.accepted),
+        "rejected": dg.MetadataValue.int(summary.rejected),
+        "new_rows": dg.MetadataValue.int(summary.new_rows),
+        "composed_of_edges": dg.MetadataValue.int(summary.edges),
+        "seconds": dg.MetadataValue.float(round(summary.seconds, 1)),
+        "reject_codes": dg.MetadataValue.json(dict(summary.reject_codes)),
+        "rejections": dg.MetadataValue.md(
+            "| task | reason |\n|---|---|\n" + rejections if rejections else "none"
+        ),
+    }
+
+
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb")
+def reference_tasks(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    """hipforge's own library of PyTorch reference tasks (KernelBench format), smoke-checked on CPU."""
+    candidates = [
+        TaskCandidate(t.name, t.source, "reference", category=t.category, composed_of=t.composed_of)
+        for t in load_library()
+    ]
+    return _ingest(context, warehouse, candidates, workers=2)
+
+
+class KernelBenchConfig(dg.Config):
+    source: str = Field(
+        default_factory=lambda: os.environ.get("HIPFORGE_KERNELBENCH", ""),
+        description="A directory of level<N>/ problem files, a .jsonl file, or a dataset id "
+        "(e.g. ScalingIntelligence/KernelBench, needs network). Empty: none configured.",
+    )
+    levels: list[int] = Field(default=[1, 2, 3], description="KernelBench levels to load")
+    limit_per_level: int = Field(default=0, description="keep only the first N problems of each level (0: all)")
+    workers: int = Field(default=2, description="parallel smoke-check workers")
+
+
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb")
+def kernelbench_tasks(
+    context: dg.AssetExecutionContext, config: KernelBenchConfig, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """KernelBench problems loaded from the configured path or dataset id, smoke-checked on CPU."""
+    if not config.source:
+        context.log.info("no KernelBench source configured; reports fall back to the reference library")
+        return dg.MaterializeResult(
+            metadata={
+                "source": dg.MetadataValue.text("none configured"),
+                "note": dg.MetadataValue.md(
+                    "No KernelBench source configured (set `HIPFORGE_KERNELBENCH` or the `source` config). "
+                    "Reports fall back to the reference library."
+                ),
+                "tasks": dg.MetadataValue.int(0),
+                **run_metadata(context),
+            }
+        )
+    problems = load_kernelbench(config.source, config.levels, config.limit_per_level)
+    context.log.info(f"loaded {len(problems)} KernelBench problems from {config.source}")
+    candidates = [
+        TaskCandidate(p.task_name, p.source, "kernelbench", category=f"level{p.level}", level=p.level,
+                      problem_id=p.problem_id)
+        for p in problems
+    ]
+    result = _ingest(context, warehouse, candidates, config.workers)
+    return dg.MaterializeResult(metadata={**result.metadata, "source": dg.MetadataValue.text(config.source)})
+
+
+def _rejected_check(asset: dg.AssetsDefinition, origin: str, blocking: bool) -> dg.AssetChecksDefinition:
+    @dg.asset_check(asset=asset, name=f"{origin}_tasks_accepted", blocking=blocking)
+    def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+        with warehouse.get().connect(read_only=True) as con:
+            rejected = con.execute(
+                "SELECT name, reject_code || ': ' || reject_reason FROM tasks "
+                "WHERE origin = ? AND status = 'rejected' ORDER BY name", [origin]
+            ).fetchall()
+            accepted = con.execute(
+                "SELECT count(*) FROM tasks WHERE origin = ? AND status = 'accepted'", [origin]
+            ).fetchone()[0]
+        return dg.AssetCheckResult(
+            passed=not rejected,
+            severity=dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN,
+            metadata={"accepted": accepted, "rejected": len(rejected),
+                      "rejections": dg.MetadataValue.json(dict(rejected))},
+        )
+
+    return check
+
+
+# Our own library must be clean (a rejection is our bug); KernelBench rejections are reported, not fatal.
+task_checks = [_rejected_check(reference_tasks, "reference", True), _rejected_check(kernelbench_tasks, "kernelbench", False)]

@@ -1,0 +1,1 @@
+"""hipforge: teach language models to write fast HIP kernels for AMD GPUs."""

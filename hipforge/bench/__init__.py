@@ -1,0 +1,1 @@
+"""KernelBench: loading problems, scoring (fast_p, geomean) and plots."""

@@ -1,0 +1,126 @@
+"""The `hipforge` command: run the demo pipeline, inspect rows and walk lineage."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hipforge.paths import REPO_ROOT, default_warehouse_path
+from hipforge.store import Warehouse
+from hipforge.store.lineage import lineage, render_text, to_json
+
+app = typer.Typer(help="hipforge: teach language models to write fast HIP kernels.", no_args_is_help=True)
+console = Console()
+WarehouseOpt = Annotated[Optional[Path], typer.Option(help="DuckDB file (default: HIPFORGE_WAREHOUSE or warehouse/)")]
+
+
+def _warehouse(path: Optional[Path]) -> Warehouse:
+    return Warehouse(path or default_warehouse_path())
+
+
+def _fail(message: str) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(1)
+
+
+@app.command()
+def demo(select: Annotated[str, typer.Option(help="Dagster asset selection")] = "*") -> None:
+    """Materialize the pipeline on the embedded default (no network, no GPU) with the real Dagster CLI."""
+    env = {**os.environ, "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", str(REPO_ROOT))}
+    command = [sys.executable, "-m", "dagster", "asset", "materialize", "--select", select,
+               "-m", "hip_assets.definitions"]
+    console.print(f"[bold]materializing[/bold] {select!r} with DAGSTER_HOME={env['DAGSTER_HOME']}")
+    if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
+        _fail("materialization failed; the Dagster log above names the step")
+    warehouse = _warehouse(None)
+    with warehouse.connect(read_only=True) as con:
+        counts = con.execute(
+            "SELECT origin, status, count(*) FROM tasks GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        chain = con.execute(
+            "SELECT child_id FROM lineage_edges e WHERE EXISTS "
+            "(SELECT 1 FROM lineage_edges p WHERE p.child_id = e.parent_id) LIMIT 1"
+        ).fetchone()
+    table = Table("origin", "status", "tasks", title=f"warehouse {warehouse.path}")
+    for origin, status, n in counts:
+        table.add_row(origin, status, str(n))
+    console.print(table)
+    console.print("\n[bold]Where to look next[/bold]")
+    console.print("  make ui                      Dagster UI at http://127.0.0.1:3000 (asset graph, runs, checks)")
+    console.print("  .venv/bin/hipforge tasks     every stored task, accepted or rejected with the reason")
+    if chain:
+        console.print(f"  .venv/bin/hipforge lineage {chain[0]}   a real lineage chain")
+        console.print(f"  .venv/bin/hipforge show {chain[0]}      one row, with its Dagster run")
+
+
+@app.command("lineage")
+def lineage_cmd(
+    node_id: Annotated[str, typer.Argument(help="task, kernel or evaluation id (a unique prefix will do)")],
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of text")] = False,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """Ancestors and descendants of any task or kernel."""
+    store = _warehouse(warehouse)
+    try:
+        table, row = store.find(node_id)
+    except (KeyError, FileNotFoundError) as err:
+        _fail(str(err).strip("'\""))
+    full_id = row[{"tasks": "task_id", "kernels": "kernel_id", "evaluations": "eval_id"}.get(table, "call_id")]
+    up, down = lineage(store, full_id, "ancestors"), lineage(store, full_id, "descendants")
+    if as_json:
+        print(json.dumps({"id": full_id, "kind": up.kind, "label": up.label,
+                          "ancestors": to_json(up)["children"], "descendants": to_json(down)["children"]}, indent=2))
+        return
+    console.print(f"[bold]{up.kind} {full_id}[/bold]  {up.label}  [dim]run {up.run_id}[/dim]", highlight=False)
+    console.print(render_text(up, "ancestors"), highlight=False)
+    console.print(render_text(down, "descendants"), highlight=False)
+
+
+@app.command()
+def show(
+    node_id: Annotated[str, typer.Argument(help="task, kernel, evaluation or LLM call id (a unique prefix will do)")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """One stored row, in full."""
+    try:
+        table, row = _warehouse(warehouse).find(node_id)
+    except (KeyError, FileNotFoundError) as err:
+        _fail(str(err).strip("'\""))
+    if as_json:
+        print(json.dumps({"table": table, **row}, indent=2, default=str))
+        return
+    console.print(f"[bold]{table}[/bold]")
+    for key, value in row.items():
+        text = str(value)
+        console.print(f"[cyan]{key}[/cyan]:" + (f"\n{text}" if "\n" in text else f" {text}"), highlight=False)
+
+
+@app.command()
+def tasks(
+    origin: Annotated[Optional[str], typer.Option(help="reference, kernelbench, synthetic ...")] = None,
+    status: Annotated[Optional[str], typer.Option(help="accepted or rejected")] = None,
+    warehouse: WarehouseOpt = None,
+) -> None:
+    """List stored tasks with their status and, for rejected ones, the reason."""
+    try:
+        with _warehouse(warehouse).connect(read_only=True) as con:
+            rows = con.execute(
+                "SELECT task_id, name, origin, status, coalesce(reject_code || ': ' || reject_reason, '') "
+                "FROM tasks WHERE (? IS NULL OR origin = ?) AND (? IS NULL OR status = ?) ORDER BY origin, name",
+                [origin, origin, status, status],
+            ).fetchall()
+    except FileNotFoundError as err:
+        _fail(str(err))
+    table = Table("task_id", "name", "origin", "status", "reason", title=f"{len(rows)} tasks")
+    for row in rows:
+        table.add_row(*[str(v)[:100] for v in row])
+    console.print(table)

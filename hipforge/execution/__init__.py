@@ -1,0 +1,1 @@
+"""Sandboxed compile, correctness and timing of HIP candidates on rocm, cuda and cpu backends."""

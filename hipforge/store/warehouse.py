@@ -1,0 +1,113 @@
+"""Connections, transactional batch writes and id look-ups on the DuckDB warehouse."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Literal, Mapping, Sequence
+
+import duckdb
+
+from hipforge.store.migrate import apply_migrations
+
+# Tables whose rows are addressed by one id column, in the order `find` searches them.
+ID_COLUMNS: dict[str, str] = {
+    "tasks": "task_id",
+    "kernels": "kernel_id",
+    "evaluations": "eval_id",
+    "llm_calls": "call_id",
+}
+_PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
+    **{table: (column,) for table, column in ID_COLUMNS.items()},
+    "lineage_edges": ("child_id", "parent_id", "relation"),
+}
+
+
+def _sql_value(value: Any) -> Any:
+    """DuckDB takes JSON columns as text; dicts and lists are serialized here, once."""
+    return json.dumps(value, default=str) if isinstance(value, (dict, list, tuple)) else value
+
+
+class Warehouse:
+    """One DuckDB file. Connections are short-lived: DuckDB allows one writer process at a time."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        if read_only and not self.path.exists():
+            raise FileNotFoundError(f"no warehouse at {self.path}: materialize an asset or run `hipforge demo`")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(self.path), read_only=read_only)
+        try:
+            if not read_only:
+                apply_migrations(con)
+            yield con
+        finally:
+            con.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A batch that lands whole or not at all: a writer dying mid-way leaves nothing partial."""
+        with self.connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def insert(
+        self,
+        table: str,
+        rows: Sequence[Mapping[str, Any]],
+        run_id: str,
+        on_conflict: Literal["keep", "replace"] = "keep",
+        con: duckdb.DuckDBPyConnection | None = None,
+    ) -> int:
+        """Insert rows stamped with run_id; existing keys are kept or replaced. Returns rows written."""
+        if not rows:
+            return 0
+        if con is None:
+            with self.transaction() as tx:
+                return self.insert(table, rows, run_id, on_conflict, tx)
+        columns = [*rows[0].keys(), "run_id"]
+        for row in rows:
+            if list(row.keys()) != columns[:-1]:
+                raise ValueError(f"rows for {table} disagree on columns: {sorted(row)} vs {columns[:-1]}")
+        keys = _PRIMARY_KEYS[table]
+        updates = [c for c in columns if c not in keys]
+        action = (
+            "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in [*updates, "created_at"])
+            if on_conflict == "replace"
+            else "DO NOTHING"
+        )
+        sql = (
+            f"INSERT INTO {table} ({', '.join(columns)}, created_at) "
+            f"VALUES ({', '.join('?' for _ in columns)}, current_timestamp) "
+            f"ON CONFLICT ({', '.join(keys)}) {action}"
+        )
+        before = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        con.executemany(sql, [[_sql_value(row[c]) for c in columns[:-1]] + [run_id] for row in rows])
+        after = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        return len(rows) if on_conflict == "replace" else after - before
+
+    def find(self, id_or_prefix: str) -> tuple[str, dict[str, Any]]:
+        """The row whose id starts with the given text, and its table; errors name the ambiguity."""
+        if len(id_or_prefix) < 4:
+            raise KeyError(f"id prefix {id_or_prefix!r} is too short: give at least 4 characters")
+        with self.connect(read_only=True) as con:
+            hits: list[tuple[str, dict[str, Any]]] = []
+            for table, column in ID_COLUMNS.items():
+                cursor = con.execute(f"SELECT * FROM {table} WHERE {column} LIKE ? LIMIT 3", [id_or_prefix + "%"])
+                names = [d[0] for d in cursor.description]
+                hits += [(table, dict(zip(names, row))) for row in cursor.fetchall()]
+        if not hits:
+            raise KeyError(f"no task, kernel, evaluation or LLM call has an id starting with {id_or_prefix!r}")
+        if len(hits) > 1:
+            ids = ", ".join(f"{t}:{r[ID_COLUMNS[t]]}" for t, r in hits)
+            raise KeyError(f"id prefix {id_or_prefix!r} is ambiguous: {ids}")
+        return hits[0]

@@ -1,0 +1,110 @@
+"""Check a batch of candidate tasks at smoke scale and store every one, accepted or rejected."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from hipforge.store import Warehouse
+from hipforge.tasks.errors import TaskError
+from hipforge.tasks.reference_run import check_tasks
+from hipforge.tasks.source import task_id
+
+
+@dataclass(frozen=True)
+class TaskCandidate:
+    name: str
+    source: str
+    origin: str  # reference | kernelbench | synthetic | file
+    category: str | None = None
+    level: int | None = None
+    problem_id: int | None = None
+    composed_of: tuple[str, ...] = ()  # names of tasks this one combines
+
+
+@dataclass
+class IngestSummary:
+    accepted: int = 0
+    rejected: int = 0
+    new_rows: int = 0
+    edges: int = 0
+    seconds: float = 0.0
+    reject_codes: Counter[str] = field(default_factory=Counter)
+    rejections: list[tuple[str, str]] = field(default_factory=list)  # (name, "code: message")
+    task_ids: dict[str, str] = field(default_factory=dict)  # name -> task_id
+
+    @property
+    def total(self) -> int:
+        return self.accepted + self.rejected
+
+
+def _row(candidate: TaskCandidate, outcome: object) -> dict[str, object]:
+    accepted = not isinstance(outcome, TaskError)
+    return {
+        "task_id": task_id(candidate.source),
+        "name": candidate.name,
+        "origin": candidate.origin,
+        "level": candidate.level,
+        "problem_id": candidate.problem_id,
+        "category": candidate.category,
+        "source": candidate.source,
+        "status": "accepted" if accepted else "rejected",
+        "reject_code": None if accepted else outcome.code,
+        "reject_reason": None if accepted else outcome.message,
+        "smoke_source": outcome.smoke_source if accepted else None,
+        "smoke_constants": outcome.smoke_constants if accepted else None,
+        "output_shapes": outcome.output_shapes if accepted else None,
+        "smoke_seconds": outcome.seconds if accepted else None,
+    }
+
+
+def ingest_tasks(
+    candidates: Iterable[TaskCandidate],
+    warehouse: Warehouse,
+    run_id: str,
+    workers: int = 2,
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> IngestSummary:
+    """Smoke-check every candidate, then write all rows and composed_of edges in one transaction.
+
+    A task already stored under the same id is re-checked and its row replaced, so a
+    better checker can accept what an older one rejected; nothing else is touched.
+    """
+    started = time.monotonic()
+    batch = list(candidates)
+    by_name = {c.name: c for c in batch}
+    if len(by_name) != len(batch):
+        dupes = [n for n, k in Counter(c.name for c in batch).items() if k > 1]
+        raise ValueError(f"task names must be unique within a batch; repeated: {dupes}")
+    summary = IngestSummary()
+    rows: list[dict[str, object]] = []
+    for done, (name, outcome) in enumerate(check_tasks([(c.name, c.source) for c in batch], workers=workers), 1):
+        row = _row(by_name[name], outcome)
+        rows.append(row)
+        summary.task_ids[name] = str(row["task_id"])
+        if isinstance(outcome, TaskError):
+            summary.rejected += 1
+            summary.reject_codes[outcome.code] += 1
+            summary.rejections.append((name, str(outcome)))
+        else:
+            summary.accepted += 1
+        if on_progress:
+            on_progress(done, len(batch), name)
+    edges = [
+        {"child_id": summary.task_ids[c.name], "parent_id": summary.task_ids[part], "relation": "composed_of"}
+        for c in batch
+        for part in c.composed_of
+        if part in summary.task_ids
+    ]
+    rows.sort(key=lambda r: str(r["name"]))
+    # Two names with identical normalized source collapse to one id: keep the first.
+    unique = list({str(r["task_id"]): r for r in reversed(rows)}.values())
+    with warehouse.transaction() as con:
+        before = con.execute("SELECT count(*) FROM tasks").fetchone()[0]
+        warehouse.insert("tasks", unique, run_id, on_conflict="replace", con=con)
+        summary.new_rows = con.execute("SELECT count(*) FROM tasks").fetchone()[0] - before
+        summary.edges = warehouse.insert("lineage_edges", edges, run_id, con=con)
+    summary.seconds = time.monotonic() - started
+    return summary

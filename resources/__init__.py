@@ -1,0 +1,1 @@
+"""Dagster resources: thin configurable wrappers around hipforge's core objects."""

@@ -1,0 +1,113 @@
+"""The DuckDB warehouse: migrations, transactional batches, content-addressed rows, lineage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from hipforge.store import Warehouse, apply_migrations, schema_version
+from hipforge.store.lineage import lineage, render_text
+from hipforge.store.migrate import MIGRATIONS_DIR, MigrationError
+
+CORE_TABLES = {"tasks", "kernels", "evaluations", "lineage_edges", "llm_calls"}
+
+
+def _schema(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns ORDER BY ALL"
+    ).fetchall()
+
+
+def test_migrations_applied_twice_change_nothing(tmp_path: Path) -> None:
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    first = apply_migrations(con)
+    schema = _schema(con)
+    assert first and schema_version(con) == len(list(MIGRATIONS_DIR.glob("*.sql")))
+    assert apply_migrations(con) == []
+    assert _schema(con) == schema
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    assert CORE_TABLES <= tables
+    for table in CORE_TABLES:  # every row carries the run that wrote it and when
+        columns = {r[1] for r in schema if r[0] == table}
+        assert {"run_id", "created_at"} <= columns, table
+
+
+def test_edited_migration_is_refused(tmp_path: Path) -> None:
+    migrations = tmp_path / "migrations"
+    migrations.mkdir()
+    (migrations / "0001_one.sql").write_text("CREATE TABLE a (x INTEGER);")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    assert apply_migrations(con, migrations) == ["0001_one"]
+    (migrations / "0001_one.sql").write_text("CREATE TABLE a (x INTEGER, y INTEGER);")
+    with pytest.raises(MigrationError, match="changed after it was applied"):
+        apply_migrations(con, migrations)
+
+
+def test_failed_migration_leaves_nothing(tmp_path: Path) -> None:
+    migrations = tmp_path / "migrations"
+    migrations.mkdir()
+    (migrations / "0001_bad.sql").write_text("CREATE TABLE b (x INTEGER); CREATE TABLE b (x INTEGER);")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    with pytest.raises(duckdb.Error):
+        apply_migrations(con, migrations)
+    assert con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'b'").fetchone()[0] == 0
+    assert schema_version(con) == 0
+
+
+def _task(task_id: str, name: str) -> dict[str, object]:
+    return {"task_id": task_id, "name": name, "origin": "reference", "source": f"# {name}", "status": "accepted"}
+
+
+def test_writer_dying_mid_batch_leaves_no_partial_batch(warehouse: Warehouse) -> None:
+    warehouse.insert("tasks", [_task("aaaa0001", "kept")], run_id="run-1")
+    with pytest.raises(RuntimeError, match="died"):
+        with warehouse.transaction() as con:
+            warehouse.insert("tasks", [_task("bbbb0001", "lost-1"), _task("bbbb0002", "lost-2")], "run-2", con=con)
+            raise RuntimeError("writer died")
+    with warehouse.connect(read_only=True) as con:
+        assert con.execute("SELECT name, run_id FROM tasks").fetchall() == [("kept", "run-1")]
+
+
+def test_insert_keeps_existing_rows_unless_replacing(warehouse: Warehouse) -> None:
+    assert warehouse.insert("tasks", [_task("aaaa0001", "first")], "run-1") == 1
+    assert warehouse.insert("tasks", [_task("aaaa0001", "second")], "run-2") == 0
+    table, row = warehouse.find("aaaa")
+    assert (table, row["name"], row["run_id"]) == ("tasks", "first", "run-1")
+    warehouse.insert("tasks", [_task("aaaa0001", "third")], "run-3", on_conflict="replace")
+    assert warehouse.find("aaaa0001")[1]["run_id"] == "run-3"
+
+
+def test_find_reports_unknown_and_ambiguous_ids(warehouse: Warehouse) -> None:
+    warehouse.insert("tasks", [_task("abcd0001", "x"), _task("abcd0002", "y")], "run-1")
+    with pytest.raises(KeyError, match="ambiguous"):
+        warehouse.find("abcd")
+    with pytest.raises(KeyError, match="no task, kernel"):
+        warehouse.find("ffff")
+
+
+def test_lineage_walks_both_ways(warehouse: Warehouse) -> None:
+    warehouse.insert("tasks", [_task("t-block", "block"), _task("t-linear", "linear"), _task("t-bias", "bias")], "r1")
+    edges = [
+        {"child_id": "t-block", "parent_id": "t-linear", "relation": "composed_of"},
+        {"child_id": "t-linear", "parent_id": "t-bias", "relation": "composed_of"},
+    ]
+    warehouse.insert("lineage_edges", edges, "r1")
+    up = lineage(warehouse, "t-block", "ancestors")
+    assert [c.id for c in up.children] == ["t-linear"]
+    assert [c.id for c in up.children[0].children] == ["t-bias"]
+    down = lineage(warehouse, "t-bias", "descendants")
+    assert down.children[0].children[0].id == "t-block"
+    text = render_text(up, "ancestors")
+    assert "composed_of → task t-linear" in text and "t-bias" in text
+
+
+def test_lineage_survives_a_cycle(warehouse: Warehouse) -> None:
+    edges = [
+        {"child_id": "a", "parent_id": "b", "relation": "evolved_from"},
+        {"child_id": "b", "parent_id": "a", "relation": "evolved_from"},
+    ]
+    warehouse.insert("lineage_edges", edges, "r1")
+    up = lineage(warehouse, "a", "ancestors")
+    assert [c.id for c in up.children] == ["b"] and up.children[0].children == []

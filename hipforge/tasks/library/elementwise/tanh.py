@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Applies the hyperbolic tangent to a 2-D tensor."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x)
+
+
+batch_size = 2048
+features = 8192
+
+
+def get_inputs():
+    return [torch.randn(batch_size, features) * 3.0]
+
+
+def get_init_inputs():
+    return []

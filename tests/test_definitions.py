@@ -1,0 +1,123 @@
+"""The code location loads, validates with Dagster's own tools, and its assets materialize for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from typer.testing import CliRunner
+
+from hip_assets import tasks as task_assets
+from hip_assets.definitions import defs
+from hipforge.cli import app
+from hipforge.store import Warehouse
+from resources.warehouse import WarehouseResource
+from tests.conftest import REPO_ROOT, kernelbench_jsonl
+
+BIN = Path(sys.executable).parent
+
+
+def test_definitions_load_with_pools_and_groups() -> None:
+    graph = defs.resolve_asset_graph()
+    keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    assert {"reference_tasks", "kernelbench_tasks"} <= keys
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        assert node.group_name != "default", f"{key} has no group"
+        assert node.pools, f"{key} takes no pool"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["dg", "check", "defs"], ["dagster", "definitions", "validate", "-m", "hip_assets.definitions"]],
+    ids=["dg-check-defs", "dagster-definitions-validate"],
+)
+def test_dagster_tools_validate_the_definitions(command: list[str], tmp_path: Path) -> None:
+    env = {**os.environ, "DAGSTER_HOME": str(REPO_ROOT), "PATH": f"{BIN}:{os.environ['PATH']}"}
+    result = subprocess.run([str(BIN / command[0]), *command[1:]], cwd=REPO_ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_instance_limits_both_pools_to_one(tmp_path: Path) -> None:
+    (tmp_path / "dagster.yaml").write_text((REPO_ROOT / "dagster.yaml").read_text())
+    instance = dg.DagsterInstance.from_config(str(tmp_path))
+    try:
+        assert instance.get_concurrency_config().pool_config.default_pool_limit == 1
+        assert instance.telemetry_enabled is False
+    finally:
+        instance.dispose()
+
+
+def _materialize(selection: list[dg.AssetsDefinition], warehouse: Path, home: Path, run_config=None):
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        result = dg.materialize(
+            selection, instance=instance, run_config=run_config,
+            resources={"warehouse": WarehouseResource(path=str(warehouse))},
+            selection=[a.key for a in selection if isinstance(a, dg.AssetsDefinition)],
+        )
+        assert result.success
+        return result, instance.get_run_by_id(result.run_id)
+
+
+def test_reference_tasks_materialize_and_lineage_prints_a_chain(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    result, run = _materialize([task_assets.reference_tasks, *task_assets.task_checks[:1]], db, tmp_path / "home")
+    meta = result.asset_materializations_for_node("reference_tasks")[0].metadata
+    assert meta["rejected"].value == 0, meta["rejections"].value
+    assert meta["accepted"].value >= 40 and meta["composed_of_edges"].value > 0
+    assert meta["run_id"].value == run.run_id
+    checks = result.get_asset_check_evaluations()
+    assert checks and all(c.passed for c in checks)
+
+    with Warehouse(db).connect(read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT run_id) FROM tasks").fetchone()[0] == 1
+        block_id = con.execute("SELECT task_id FROM tasks WHERE name = 'blocks/transformer_mlp'").fetchone()[0]
+
+    out = CliRunner().invoke(app, ["lineage", block_id[:10], "--warehouse", str(db)])
+    assert out.exit_code == 0, out.output
+    assert "gemm/linear_gelu" in out.output and "gemm/linear_bias" in out.output  # two hops up
+    as_json = json.loads(CliRunner().invoke(app, ["lineage", block_id, "--json", "--warehouse", str(db)]).output)
+    parents = {c["label"].split(" ")[0] for c in as_json["ancestors"]}
+    assert "gemm/linear_gelu" in parents
+    shown = CliRunner().invoke(app, ["show", block_id, "--json", "--warehouse", str(db)])
+    assert json.loads(shown.output)["run_id"] == run.run_id
+
+
+def test_rematerializing_adds_no_duplicates(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    _materialize([task_assets.reference_tasks], db, tmp_path / "home1")
+    result, _ = _materialize([task_assets.reference_tasks], db, tmp_path / "home2")
+    meta = result.asset_materializations_for_node("reference_tasks")[0].metadata
+    assert meta["new_rows"].value == 0
+    with Warehouse(db).connect(read_only=True) as con:
+        total, distinct = con.execute("SELECT count(*), count(DISTINCT name) FROM tasks").fetchone()
+    assert total == distinct
+
+
+def test_kernelbench_without_a_source_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HIPFORGE_KERNELBENCH", raising=False)
+    result, _ = _materialize([task_assets.kernelbench_tasks], tmp_path / "w.duckdb", tmp_path / "home",
+                             run_config={"ops": {"kernelbench_tasks": {"config": {"source": ""}}}})
+    meta = result.asset_materializations_for_node("kernelbench_tasks")[0].metadata
+    assert meta["source"].value == "none configured" and meta["tasks"].value == 0
+
+
+def test_kernelbench_from_jsonl(tmp_path: Path) -> None:
+    source = kernelbench_jsonl()
+    if not source.exists():
+        pytest.skip(f"KernelBench data not found at {source}")
+    config = {"source": str(source), "levels": [1, 2], "limit_per_level": 3}
+    db = tmp_path / "w.duckdb"
+    result, _ = _materialize([task_assets.kernelbench_tasks], db, tmp_path / "home",
+                             run_config={"ops": {"kernelbench_tasks": {"config": config}}})
+    meta = result.asset_materializations_for_node("kernelbench_tasks")[0].metadata
+    assert meta["tasks"].value == 6 and meta["accepted"].value == 6
+    with Warehouse(db).connect(read_only=True) as con:
+        levels = con.execute("SELECT level, count(*) FROM tasks GROUP BY level ORDER BY level").fetchall()
+    assert levels == [(1, 3), (2, 3)]

@@ -1,0 +1,64 @@
+"""Start the real Dagster webserver (and optionally the daemon) on a free loopback port for tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False) -> Iterator[str]:
+    """Yield the base URL of a webserver serving hip_assets.definitions with DAGSTER_HOME=home."""
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
+    port = free_port()
+    full_env = {**os.environ, **env, "DAGSTER_HOME": str(home)}
+    bin_dir = Path(sys.executable).parent
+    procs = [subprocess.Popen(
+        [str(bin_dir / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port), "-m", "hip_assets.definitions"],
+        cwd=home, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )]
+    if daemon:
+        procs.append(subprocess.Popen(
+            [str(bin_dir / "dagster-daemon"), "run", "-m", "hip_assets.definitions"],
+            cwd=home, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/server_info", timeout=5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or procs[0].poll() is not None:
+                    raise RuntimeError("the Dagster webserver did not come up")
+                time.sleep(1)
+        yield url
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()

@@ -1,7 +1,5 @@
 """The hipforge code location: every asset, check, resource, schedule and sensor."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from hip_assets import tasks

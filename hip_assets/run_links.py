@@ -1,7 +1,5 @@
 """Metadata that ties an asset's batch of rows to the Dagster run that wrote it."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from hipforge.paths import webserver_url

@@ -1,7 +1,5 @@
 """Task assets: the project's reference library and KernelBench, smoke-checked into the warehouse."""
 
-from __future__ import annotations
-
 import os
 
 import dagster as dg

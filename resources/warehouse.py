@@ -1,7 +1,5 @@
 """The DuckDB warehouse as a Dagster resource."""
 
-from __future__ import annotations
-
 import dagster as dg
 from pydantic import Field
 

@@ -55,11 +55,11 @@ def test_instance_limits_both_pools_to_one(tmp_path: Path) -> None:
 
 
 def _materialize(selection: list[dg.AssetsDefinition], warehouse: Path, home: Path, run_config=None):
+    home.mkdir(parents=True, exist_ok=True)
     with dg.instance_for_test(temp_dir=str(home)) as instance:
         result = dg.materialize(
             selection, instance=instance, run_config=run_config,
             resources={"warehouse": WarehouseResource(path=str(warehouse))},
-            selection=[a.key for a in selection if isinstance(a, dg.AssetsDefinition)],
         )
         assert result.success
         return result, instance.get_run_by_id(result.run_id)

@@ -9,7 +9,7 @@ from typing import Callable, Iterable
 
 from hipforge.store import Warehouse
 from hipforge.tasks.errors import TaskError
-from hipforge.tasks.reference_run import check_tasks
+from hipforge.tasks.reference_run import ReferenceRun, check_tasks
 from hipforge.tasks.source import task_id
 
 
@@ -40,7 +40,7 @@ class IngestSummary:
         return self.accepted + self.rejected
 
 
-def _row(candidate: TaskCandidate, outcome: object) -> dict[str, object]:
+def _row(candidate: TaskCandidate, outcome: ReferenceRun | TaskError) -> dict[str, object]:
     accepted = not isinstance(outcome, TaskError)
     return {
         "task_id": task_id(candidate.source),
@@ -53,8 +53,8 @@ def _row(candidate: TaskCandidate, outcome: object) -> dict[str, object]:
         "status": "accepted" if accepted else "rejected",
         "reject_code": None if accepted else outcome.code,
         "reject_reason": None if accepted else outcome.message,
-        "smoke_source": outcome.smoke_source if accepted else None,
-        "smoke_constants": outcome.smoke_constants if accepted else None,
+        "smoke_source": outcome.source if accepted else None,
+        "smoke_constants": outcome.constants if accepted else None,
         "output_shapes": outcome.output_shapes if accepted else None,
         "smoke_seconds": outcome.seconds if accepted else None,
     }

@@ -1,0 +1,76 @@
+"""How one evaluation runs: backend, seeds, tolerances, timing protocol and sandbox limits.
+
+Defaults are KernelBench's (eval.py, timing.py): ≥5 correctness trials each with its own seed,
+atol = rtol = 1e-4 for fp32 and 1e-2 for fp16/bf16, 3 warm-ups, 100 timed trials, L2 flushed
+with a 256 MB write before each GPU trial. KernelBench v0 used 1e-2 for fp32 too: we report both.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+MIN_SEEDS = 5
+
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float32": (1e-4, 1e-4),
+    "float64": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (1e-2, 1e-2),
+}
+LOOSE_FP32 = (1e-2, 1e-2)
+
+
+def default_cache_dir() -> str:
+    """Sandboxed builds need a cache the unprivileged sandbox user can reach (not under a 0700 $HOME)."""
+    return os.environ.get("HIPFORGE_SANDBOX_CACHE", str(Path(tempfile.gettempdir()) / "hipforge-compile"))
+
+
+@dataclass
+class EvalConfig:
+    backend: str = "cpu"  # cpu | cuda | rocm | "package.module:Factory" for a custom backend
+    arch: str = "gfx950"
+    wavefront: int = 64  # the cpu backend's warp size (32 mimics NVIDIA)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # one correctness trial per seed, fresh inputs each
+    init_seed: int = 42  # seeds Model/ModelNew construction, so both start from the same weights
+    tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    warmup: int = 3
+    timed_trials: int = 100
+    flush_l2_mb: int = 256  # GPU only
+    time_compiled_ref: bool | None = None  # None: only on GPU (inductor on CPU costs a C++ build)
+    gate: bool = True  # run the gfx950 compile gate when it is installed
+    static_checks: bool = True
+    compile_timeout_s: float = 600.0  # import of the candidate, its load_inline builds, ModelNew(...)
+    run_timeout_s: float = 120.0  # correctness trials, then timing
+    memory_limit_mb: int = 8192  # address space on cpu; resident set (watched) on GPU backends
+    max_file_mb: int = 2048  # RLIMIT_FSIZE; a precompiled torch header alone is ~800 MB
+    tmp_size_mb: int = 2048  # the private tmpfs the candidate runs in
+    max_processes: int = 256  # RLIMIT_NPROC of the sandbox user (threads count too)
+    isolation: str = "auto"  # auto: namespaces when root and unshare works, else rlimits + audit hooks
+    sandbox_uid_base: int = 64000  # slot i runs as uid base+i (root only); RLIMIT_NPROC counts per uid
+    cache_dir: str = field(default_factory=default_cache_dir)
+
+    def __post_init__(self) -> None:
+        self.seeds = tuple(self.seeds)
+        if len(set(self.seeds)) < MIN_SEEDS:
+            raise ValueError(f"need at least {MIN_SEEDS} distinct seeds, got {self.seeds}")
+        if self.timed_trials < 1 or self.warmup < 0:
+            raise ValueError("timed_trials must be >= 1 and warmup >= 0")
+        if self.wavefront not in (32, 64):
+            raise ValueError("wavefront must be 32 or 64")
+        self.tolerances = {k: (float(a), float(r)) for k, (a, r) in self.tolerances.items()}
+
+    def tolerance(self, dtype: str) -> tuple[float, float]:
+        """(atol, rtol) for an output dtype ("float32", "torch.float16", ...); fp32's for unknown floats."""
+        name = dtype.removeprefix("torch.")
+        return self.tolerances.get(name, self.tolerances.get("float32", DEFAULT_TOLERANCES["float32"]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
+        return cls(**data)

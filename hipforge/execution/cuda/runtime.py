@@ -1,0 +1,64 @@
+"""hipforge's cuda-backend runtime (torchlite/rt.cpp): built once per torch install and machine,
+kept in the compile cache, loaded once per process. It holds torch-lite's implementation and the
+generic binder that turns a candidate's trampolines into Python callables."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import threading
+import types
+from pathlib import Path
+
+from hipforge.execution.compile_cache import CompileCache, cache_key
+from hipforge.execution.cuda.prelude import LITE_DIR
+from hipforge.execution.cuda.toolchain import Toolchain, TorchPaths, python_tag, run, tool_version
+
+MODULE = "hipforge_cuda_rt"
+FILE = f"{MODULE}.so"
+_loaded: dict[Path, types.ModuleType] = {}
+_lock = threading.Lock()
+
+
+def sources_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted(LITE_DIR.iterdir()):
+        if path.suffix in {".h", ".cpp"}:
+            h.update(path.name.encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+def runtime_key(tc: Toolchain) -> str:
+    torch = TorchPaths.current()
+    return cache_key(
+        kind="cuda-runtime", sources=sources_digest(), torch=torch.version, torch_lib=str(torch.lib),
+        python=python_tag(), cxx=tool_version(tc.host_cxx), cuda=torch.has_cuda and tool_version(tc.nvcc),
+        std=tc.std,
+    )
+
+
+def build(tc: Toolchain, cache: CompileCache) -> tuple[Path, bool, float]:
+    """(directory holding the runtime, cache hit, seconds spent building)."""
+    spent = 0.0
+
+    def _build(tmp: Path) -> None:
+        nonlocal spent
+        spent, log = run(tc.compile_runtime(LITE_DIR / "rt.cpp", tmp / FILE, MODULE, LITE_DIR),
+                         "building the cuda runtime (once per torch install)", tc.timeout_s)
+        (tmp / "build.log").write_text(log)
+
+    path, hit = cache.get_or_build(runtime_key(tc), _build)
+    return path, hit, spent
+
+
+def load(directory: Path) -> types.ModuleType:
+    """Import the runtime extension (once per process); candidates' libraries link against it."""
+    with _lock:
+        if directory not in _loaded:
+            loader = importlib.machinery.ExtensionFileLoader(MODULE, str(directory / FILE))
+            spec = importlib.util.spec_from_file_location(MODULE, str(directory / FILE), loader=loader)
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+            _loaded[directory] = module
+        return _loaded[directory]

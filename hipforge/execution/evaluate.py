@@ -1,0 +1,151 @@
+"""Evaluate HIP candidates against their PyTorch reference: static checks, the gfx950 gate, then the
+sandboxed build, correctness over seeds and timing (``worker.py``), with every failure classified.
+
+Evaluations run in parallel on warm sandbox servers (builds overlap) while a lock lets only one
+at a time run its correctness trials and timing, so timings do not disturb each other.
+"""
+
+from __future__ import annotations
+
+import atexit
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
+from typing import Any
+
+from hipforge.execution.antihack_static import Finding, blocking, scan
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.sandbox import Outcome, Server, resolve_mode
+from hipforge.execution.verdict import EvalResult, Verdict
+
+GPU_BACKENDS = ("cuda", "rocm")
+
+
+def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None = None) -> EvalResult:
+    cfg = config or EvalConfig()
+    started = time.monotonic()
+    result = _evaluate(candidate_source, task_source, cfg)
+    result.backend, result.arch = cfg.backend, cfg.arch
+    result.seconds = round(time.monotonic() - started, 3)
+    return result
+
+
+def evaluate_many(items: Iterable[tuple[str, str]], config: EvalConfig | None = None,
+                  parallel: int = 2) -> Iterator[tuple[int, EvalResult]]:
+    """Evaluate (candidate, task) pairs; yield (index, result) as each one finishes."""
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        futures = {pool.submit(evaluate, cand, task, config): i for i, (cand, task) in enumerate(items)}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
+
+
+def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig) -> EvalResult:
+    findings = scan(candidate_source) if cfg.static_checks else []
+    if hit := blocking(findings, fp32_task=False):
+        return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static", hack_check=hit.check)
+    gate = _gate(candidate_source, cfg)
+    if gate is not None and not gate.ok:
+        return EvalResult(Verdict.COMPILE_ERROR, f"{gate.arch} compile gate rejected the device code",
+                          phase="gate", gate_log=gate.log, gate_ok=False)
+    mode = resolve_mode(cfg.isolation)
+    pool = _pools.setdefault(mode, _Pool(mode))
+    with pool.server() as (slot, server):
+        outcome = server.run(_job(candidate_source, task_source, cfg, mode, slot), pool.run_lock)
+    result = _classify(outcome, cfg, findings)
+    if gate is not None:
+        result.gate_log, result.gate_ok = gate.log, gate.ok
+    return result
+
+
+def _gate(candidate_source: str, cfg: EvalConfig) -> Any:
+    """The gfx950 device-code gate when this checkout has it and its toolchain is installed."""
+    if not cfg.gate:
+        return None
+    try:
+        from hipforge.execution import gate
+    except ImportError:
+        return None
+    return gate.gate_candidate(candidate_source, arch=cfg.arch) if gate.available() else None
+
+
+def _job(candidate: str, task: str, cfg: EvalConfig, mode: str, slot: int) -> dict[str, Any]:
+    return {
+        "nonce": secrets.token_hex(16), "mode": mode, "config": cfg.to_dict(),
+        "candidate_source": candidate, "task_source": task, "cache_dir": cfg.cache_dir,
+        "uid": cfg.sandbox_uid_base + 1 + slot, "gid": cfg.sandbox_uid_base,  # one uid per slot, one group
+        "tmp_size_mb": cfg.tmp_size_mb, "max_file_mb": cfg.max_file_mb, "max_processes": cfg.max_processes,
+        # GPU runtimes reserve huge address ranges: there only the resident set is limited (watched)
+        "address_limit_mb": 0 if cfg.backend in GPU_BACKENDS else cfg.memory_limit_mb,
+        "rss_limit_mb": cfg.memory_limit_mb,
+        "compile_timeout_s": cfg.compile_timeout_s, "run_timeout_s": cfg.run_timeout_s,
+    }
+
+
+def _classify(outcome: Outcome, cfg: EvalConfig, findings: list[Finding]) -> EvalResult:
+    data = dict(outcome.result or {})
+    fp32_task = data.pop("fp32_task", None)
+    if outcome.timed_out:
+        limit = cfg.compile_timeout_s if outcome.phase == "compile" else cfg.run_timeout_s
+        result = EvalResult(Verdict.TIMEOUT, f"{outcome.phase} phase did not finish within {limit:g} s "
+                                             f"(the sandbox and everything it started were killed)")
+    elif "verdict" in data:
+        result = EvalResult.from_dict(data)
+    else:
+        exit_ = outcome.exit or {}
+        if exit_.get("memory"):
+            why = f"killed: resident memory over the {cfg.memory_limit_mb} MB limit"
+        elif "signal" in exit_:
+            why = f"crashed with {exit_['signal']}"
+        else:
+            why = f"exited (status {exit_.get('code', '?')}) before reporting"
+        result = EvalResult(Verdict.RUNTIME_ERROR, f"{why} during the {outcome.phase} phase")
+    result.phase = result.phase or outcome.phase
+    result.output_tail = outcome.output_tail
+    result.isolation = result.isolation or [f"mode:{cfg.isolation}"]
+    hit = blocking(findings, fp32_task=bool(fp32_task))
+    if hit and result.verdict in (Verdict.CORRECT, Verdict.INCORRECT):
+        result.verdict, result.hack_check = Verdict.HACKED, hit.check
+        result.message = f"line {hit.line}: {hit.message} in an fp32 task"
+    if result.verdict == Verdict.CORRECT:
+        result.finish_speedups()
+    return result
+
+
+class _Pool:
+    """Warm sandbox servers by slot; a slot's server is replaced when it dies (timeouts kill it)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.idle: list[tuple[int, Server | None]] = []
+        self.slots = 0
+        self.lock = threading.Lock()
+        self.run_lock = threading.Lock()
+
+    @contextmanager
+    def server(self) -> Iterator[tuple[int, Server]]:
+        with self.lock:
+            slot, server = self.idle.pop() if self.idle else (self.slots, None)
+            self.slots = max(self.slots, slot + 1)
+        try:
+            if server is None or not server.alive():
+                server = Server(self.mode)
+            yield slot, server
+        finally:
+            with self.lock:
+                self.idle.append((slot, server if server is not None and server.alive() else None))
+
+
+_pools: dict[str, _Pool] = {}
+
+
+@atexit.register
+def shutdown() -> None:
+    """Stop every warm sandbox server."""
+    for pool in list(_pools.values()):
+        with pool.lock:
+            servers, pool.idle = [s for _, s in pool.idle if s], []
+        for server in servers:
+            server.kill()

@@ -1,0 +1,401 @@
+"""Process isolation: a warm fork server per slot; every evaluation runs in a fresh fork of it.
+
+The server (``python -m hipforge.execution.sandbox``) imports torch once. With root and a working
+``unshare`` it lives in its own network and PID namespaces (no network at all; when it dies, every
+process it ever started dies too). Each job forks a child that enters ``enter_isolation`` and then
+runs ``worker.run_job``. Without namespaces the worker's audit hook is the network guard and
+rlimits do the rest; ``isolation`` in every result says which mechanisms were in force.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+NAMESPACES = ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
+START_TIMEOUT_S = 300.0  # importing torch on a loaded 2-core machine can be slow
+CLEANUP_S = 60.0  # between a job's result and the server's report that its processes are gone
+TAIL_BYTES = 6000
+PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def scrubbed_env() -> dict[str, str]:
+    """The caller's environment minus anything that looks like a credential."""
+    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in SECRET_MARKERS)}
+    return {**env, "PYTHONPATH": PROJECT_ROOT, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@functools.cache
+def namespaces_available() -> bool:
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return False
+    return subprocess.run([*NAMESPACES, "true"], capture_output=True, timeout=60).returncode == 0
+
+
+def resolve_mode(requested: str) -> str:
+    if requested == "auto":
+        return "namespaces" if namespaces_available() else "rlimits"
+    if requested == "namespaces" and not namespaces_available():
+        raise RuntimeError("namespaces need root and a working `unshare`")
+    if requested not in ("namespaces", "rlimits"):
+        raise ValueError(f"isolation must be auto, namespaces or rlimits, not {requested!r}")
+    return requested
+
+
+@dataclass
+class Outcome:
+    result: dict[str, Any] | None  # what the worker reported (None: it never did)
+    exit: dict[str, Any] | None  # {"code": n} | {"signal": "SIGSEGV"}, "memory": bool; None: killed by us
+    phase: str
+    timed_out: bool
+    output_tail: str
+
+
+class Server:
+    """One warm fork server; ``run`` is one job at a time."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        read_fd, write_fd = os.pipe()
+        prefix = NAMESPACES if mode == "namespaces" else []
+        self.proc = subprocess.Popen(
+            [*prefix, sys.executable, "-m", "hipforge.execution.sandbox", str(write_fd)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
+            env=scrubbed_env(), cwd="/", start_new_session=True)
+        os.close(write_fd)
+        self._events, self._buffer, self._output = read_fd, b"", bytearray()
+        threading.Thread(target=self._drain, daemon=True).start()
+        if (self._next(time.monotonic() + START_TIMEOUT_S) or {}).get("event") != "up":
+            self.kill()
+            raise RuntimeError(f"the sandbox server did not start: {self._output.decode(errors='replace')}")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(self, job: dict[str, Any], run_lock: threading.Lock) -> Outcome:
+        """Send a job, apply the compile and run deadlines, hold ``run_lock`` while it is timed."""
+        assert self.proc.stdin is not None
+        self._output.clear()
+        self.proc.stdin.write(json.dumps(job).encode() + b"\n")
+        self.proc.stdin.flush()
+        phase, deadline = "compile", time.monotonic() + job["compile_timeout_s"]
+        result, held = None, False
+        try:
+            while True:
+                event = self._next(deadline)
+                if event is None or event.get("nonce") != job["nonce"]:
+                    if event is None or event.get("event") == "eof":
+                        self.kill()
+                        return Outcome(result, None, phase, event is None, self.tail())
+                    continue  # a line the candidate forged: it cannot know the nonce
+                kind = event["event"]
+                if kind == "phase":
+                    phase = event["phase"]
+                elif kind == "ready":
+                    run_lock.acquire()
+                    held, phase = True, "check"
+                    deadline = time.monotonic() + job["run_timeout_s"]
+                    self.proc.stdin.write(b"go\n")
+                    self.proc.stdin.flush()
+                elif kind == "result":
+                    result, deadline = event["data"], time.monotonic() + CLEANUP_S
+                elif kind == "exit":
+                    return Outcome(result, event, phase, False, self.tail())
+        finally:
+            if held:
+                run_lock.release()
+
+    def tail(self) -> str:
+        return bytes(self._output[-TAIL_BYTES:]).decode(errors="replace")
+
+    def kill(self) -> None:
+        """Kill the whole session; in namespace mode that takes down the PID namespace too."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
+
+    def _drain(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := self.proc.stdout.read1(1 << 16):
+            self._output += chunk
+            del self._output[:-2 * TAIL_BYTES]
+
+    def _next(self, deadline: float) -> dict[str, Any] | None:
+        import select
+
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._events], [], [], left)[0]:
+                return None
+            chunk = os.read(self._events, 1 << 16)
+            if not chunk:
+                return {"event": "eof"}
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return {}
+        return event if isinstance(event, dict) else {}
+
+
+# ---- below: the server process and its job children ----
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
+CLONE_NEWNS, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 0x20000, 36, 38
+KEEP_WRITABLE = ("/proc", "/sys", "/dev")  # pseudo filesystems; the sandbox user cannot write them anyway
+
+
+def enter_isolation(job: dict[str, Any]) -> list[str]:
+    """Called in the job's fork, before any candidate code: returns the mechanisms now in force."""
+    import resource
+
+    from hipforge.execution.antihack_dynamic import CANARY
+
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead of killing
+    work, cache, ns = job["workdir"], job["cache_dir"], job["mode"] == "namespaces"
+    mechanisms = ["process-per-job", "scrubbed-env", "private-workdir", "audit-hook"]
+    os.makedirs(cache, exist_ok=True)
+    if ns:
+        os.chown(cache, -1, job["gid"])
+        os.chmod(cache, 0o2775)  # the slots' uids share a group, so one slot can take another's build lock
+        mechanisms += ["netns", "pidns", "mountns", *_private_mounts(job)]
+    limits = {resource.RLIMIT_CORE: 0, resource.RLIMIT_FSIZE: job["max_file_mb"] << 20}
+    if job["address_limit_mb"]:
+        limits[resource.RLIMIT_AS] = job["address_limit_mb"] << 20
+    if ns or os.geteuid() != 0:  # root ignores RLIMIT_NPROC
+        limits[resource.RLIMIT_NPROC] = job["max_processes"] + (0 if ns else _tasks_of(os.getuid()))
+    for key, value in limits.items():
+        resource.setrlimit(key, (value, value))
+    names = {resource.RLIMIT_CORE: "core", resource.RLIMIT_FSIZE: "fsize", resource.RLIMIT_AS: "as",
+             resource.RLIMIT_NPROC: "nproc"}
+    mechanisms.append("rlimit:" + ",".join(names[k] for k in limits))
+    if ns:
+        _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries stay unprivileged
+        os.setgroups([])
+        os.setgid(job["gid"])
+        os.setuid(job["uid"])
+        mechanisms += [f"uid:{job['uid']}", "no-new-privs"]
+    os.umask(0o002)
+    os.chdir(work)
+    os.makedirs("tmp", exist_ok=True)
+    os.environ.update(HOME=work, TMPDIR=f"{work}/tmp", PWD=work, USER="sandbox", LOGNAME="sandbox",
+                      HIPFORGE_COMPILE_CACHE=cache, **{CANARY: os.urandom(8).hex()})
+    tempfile.tempdir = None
+    return mechanisms
+
+
+def _private_mounts(job: dict[str, Any]) -> list[str]:
+    """A mount namespace where only the work dir (a fresh tmpfs) and the build cache are writable."""
+    work, cache = job["workdir"], job["cache_dir"]
+    if _libc().unshare(CLONE_NEWNS) != 0:
+        raise OSError("unshare(CLONE_NEWNS) failed")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={job['tmp_size_mb']}m,mode=0700,uid={job['uid']},gid={job['gid']}")
+    _expose({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, PROJECT_ROOT)}, work)
+    _mount(cache, cache, None, MS_BIND)
+    failed = []
+    for point, keep in _mountpoints():
+        if point in (work, cache) or point.startswith((work + "/", *KEEP_WRITABLE)):
+            continue
+        try:
+            _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
+        except OSError:
+            failed.append(point)
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m")
+    return ["readonly-root", "tmpfs-workdir"] + [f"still-writable:{p}" for p in failed]
+
+
+def _expose(paths: set[str], scratch: str) -> None:
+    """Keep paths the sandbox user needs (the interpreter under a 0700 /root) reachable: hold them
+    aside, cover their closed ancestor with an empty tmpfs (hiding the rest of it), put them back."""
+    blocked: dict[str, list[str]] = {}
+    for path in sorted(paths):
+        parts = Path(path).parts
+        closed = next((os.path.join(*parts[:i]) for i in range(2, len(parts) + 1)
+                       if not os.stat(os.path.join(*parts[:i])).st_mode & 0o001), None)
+        if closed and not any(path.startswith(p + "/") for p in blocked.get(closed, [])):
+            blocked.setdefault(closed, []).append(path)
+    for n, (closed, subs) in enumerate(blocked.items()):
+        holds = [(os.path.join(scratch, f".hold{n}.{m}"), sub) for m, sub in enumerate(subs)]
+        for hold, sub in holds:
+            os.mkdir(hold)
+            _mount(sub, hold, None, MS_BIND | MS_REC)
+        _mount("tmpfs", closed, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+        for hold, sub in holds:
+            os.makedirs(sub, exist_ok=True)
+            _mount(hold, sub, None, MS_MOVE)
+            os.rmdir(hold)
+
+
+def _mountpoints() -> list[tuple[str, int]]:
+    """(mount point, nosuid/nodev/noexec flags to keep) for every mount, from /proc/self/mountinfo."""
+    points = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            opts = fields[5].split(",")
+            keep = sum(flag for name, flag in (("nosuid", MS_NOSUID), ("nodev", MS_NODEV), ("noexec", MS_NOEXEC))
+                       if name in opts)
+            points.append((fields[4].encode().decode("unicode_escape"), keep))
+    return points
+
+
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    import ctypes
+
+    def enc(s: str | None) -> bytes | None:
+        return s.encode() if s is not None else None
+
+    if _libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def _tasks_of(uid: int) -> int:
+    """Threads the user already runs (RLIMIT_NPROC counts them all, not just the sandbox's)."""
+    count = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{pid}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            pass
+    return count
+
+
+def _read_line(fd: int) -> bytes:
+    """One line from a pipe, byte by byte: the job's fork must find the rest (its "go") unread."""
+    data = b""
+    while not data.endswith(b"\n") and (chunk := os.read(fd, 1)):
+        data += chunk
+    return data
+
+
+def _emit(fd: int, event: dict[str, Any]) -> None:
+    data = memoryview(json.dumps(event).encode() + b"\n")
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _wait_watched(pid: int, rss_limit_mb: int) -> dict[str, Any]:
+    """Wait for the job's fork; kill it if its resident set passes the limit (GPU jobs have no RLIMIT_AS)."""
+    import select
+
+    pidfd, memory = os.pidfd_open(pid), False
+    while not select.select([pidfd], [], [], 0.1)[0]:
+        if not memory and _rss_mb(pid) > rss_limit_mb:
+            memory = True
+            os.kill(pid, signal.SIGKILL)
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return {"signal": signal.Signals(os.WTERMSIG(status)).name, "memory": memory}
+    return {"code": os.WEXITSTATUS(status), "memory": memory}
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+    except (OSError, StopIteration):
+        return 0.0
+
+
+def _cleanup(job: dict[str, Any], pid: int) -> None:
+    """Nothing the job started may outlive it: its process group, then (namespaces) every process of
+    its uid, then whatever was re-parented to us (we are PID 1 or a child subreaper)."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    if job["mode"] == "namespaces":
+        killer = os.fork()
+        if killer == 0:
+            try:
+                os.setuid(job["uid"])
+                os.kill(-1, signal.SIGKILL)  # as that uid, -1 means every process of that uid
+            finally:
+                os._exit(0)
+        os.waitpid(killer, 0)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for child in _children():
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            break
+        time.sleep(0.02)
+    shutil.rmtree(job["workdir"], ignore_errors=True)
+
+
+def _children() -> list[int]:
+    pids: list[int] = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+    return pids
+
+
+def serve(events_fd: int) -> None:
+    """The server loop: fork a child per job, wait for it, then make sure nothing of it survives."""
+    import torch  # noqa: F401  # paid once; every job's fork inherits it
+
+    from hipforge.execution import worker
+
+    _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a job come back to us for cleanup
+    os.write(events_fd, b'{"event": "up"}\n')
+    while line := _read_line(0):
+        job = json.loads(line)
+        job["workdir"] = tempfile.mkdtemp(prefix="hipforge-job-")
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                mechanisms = enter_isolation(job)
+                worker.run_job(job, mechanisms, lambda e: _emit(events_fd, {**e, "nonce": job["nonce"]}),
+                               lambda: _read_line(0))
+                code = 0
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        status = _wait_watched(pid, job["rss_limit_mb"])
+        _cleanup(job, pid)
+        _emit(events_fd, {"event": "exit", "nonce": job["nonce"], **status})
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))

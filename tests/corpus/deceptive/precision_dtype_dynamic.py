@@ -1,0 +1,27 @@
+import os
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+os.environ["CXX"] = "hipcc"
+
+ELEMENTWISE_SOURCE = r"""{{elementwise.hip}}"""
+
+elementwise = load_inline(
+    name="hipforge_corpus_elementwise",
+    cpp_sources=ELEMENTWISE_SOURCE,
+    functions=["unary", "binary", "bias_act"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    """Returns fp16 where the reference returns fp32, through a dtype the scan cannot name."""
+
+    def __init__(self):
+        super().__init__()
+        self.dtype = getattr(torch, "float" + str(8 * 2))
+
+    def forward(self, x):
+        return elementwise.unary(x, 0, 0.0).to(self.dtype)

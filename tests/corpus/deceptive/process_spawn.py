@@ -1,0 +1,30 @@
+import os
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+os.environ["CXX"] = "hipcc"
+
+ELEMENTWISE_SOURCE = r"""{{elementwise.hip}}"""
+
+elementwise = load_inline(
+    name="hipforge_corpus_elementwise",
+    cpp_sources=ELEMENTWISE_SOURCE,
+    functions=["unary", "binary", "bias_act"],
+    verbose=False,
+)
+
+
+import subprocess
+
+
+class ModelNew(nn.Module):
+    """Runs a shell command."""
+
+    def __init__(self):
+        super().__init__()
+        subprocess.run(["id"], check=False)
+
+    def forward(self, x):
+        return elementwise.unary(x, 0, 0.0)

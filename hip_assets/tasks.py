@@ -94,9 +94,9 @@ def kernelbench_tasks(
 
 
 def _rejected_check(asset: dg.AssetsDefinition, origin: str, blocking: bool) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=asset, name=f"{origin}_tasks_accepted", blocking=blocking)
+    @dg.asset_check(asset=asset, name=f"{origin}_tasks_accepted", blocking=blocking, pool="duckdb")
     def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        with warehouse.get().connect(read_only=True) as con:
+        with warehouse.get().connect() as con:
             rejected = con.execute(
                 "SELECT name, reject_code || ': ' || reject_reason FROM tasks "
                 "WHERE origin = ? AND status = 'rejected' ORDER BY name", [origin]

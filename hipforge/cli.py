@@ -18,7 +18,7 @@ from hipforge.store import Warehouse
 from hipforge.store.lineage import lineage, render_text, to_json
 
 app = typer.Typer(help="hipforge: teach language models to write fast HIP kernels.", no_args_is_help=True)
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 120)
 WarehouseOpt = Annotated[Optional[Path], typer.Option(help="DuckDB file (default: HIPFORGE_WAREHOUSE or warehouse/)")]
 
 
@@ -80,8 +80,8 @@ def lineage_cmd(
                           "ancestors": to_json(up)["children"], "descendants": to_json(down)["children"]}, indent=2))
         return
     console.print(f"[bold]{up.kind} {full_id}[/bold]  {up.label}  [dim]run {up.run_id}[/dim]", highlight=False)
-    console.print(render_text(up, "ancestors"), highlight=False)
-    console.print(render_text(down, "descendants"), highlight=False)
+    console.print(render_text(up, "ancestors"), highlight=False, markup=False)
+    console.print(render_text(down, "descendants"), highlight=False, markup=False)
 
 
 @app.command()
@@ -101,7 +101,7 @@ def show(
     console.print(f"[bold]{table}[/bold]")
     for key, value in row.items():
         text = str(value)
-        console.print(f"[cyan]{key}[/cyan]:" + (f"\n{text}" if "\n" in text else f" {text}"), highlight=False)
+        console.print(f"{key}:" + (f"\n{text}" if "\n" in text else f" {text}"), highlight=False, markup=False)
 
 
 @app.command()

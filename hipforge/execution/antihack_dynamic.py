@@ -78,8 +78,9 @@ class Guard:
             writing = any(c in (mode or "") for c in "wax+") or (mode is None and flags & WRITE_FLAGS)
             if writing and not self._inside_workdir(path):
                 self._deny("file_write", f"writes {path} outside its work dir")
-        elif event in FS_EVENTS and args and isinstance(args[0], str | bytes) and not self._inside_workdir(args[0]):
-            self._deny("file_write", f"{event} {os.fsdecode(args[0])} outside its work dir")
+        elif event in FS_EVENTS and args and isinstance(args[0], str | bytes):
+            if not self._inside_workdir(args[0]):
+                self._deny("file_write", f"{event} {os.fsdecode(args[0])} outside its work dir")
         elif event in PROCESS_EVENTS:
             self._deny("process_spawn", f"starts or signals a process ({event})")
         elif event in NETWORK_EVENTS:
@@ -146,9 +147,11 @@ def patched(before: dict[tuple[str, str], int]) -> tuple[str, str] | None:
                if id(vars(objects[label]).get(name)) != ident]
     if not changed:
         return None
-    timing = [c for c in changed if c.startswith(("time.", "torch.cuda.Event.")) or c.split(".")[-1] in TIMING_NAMES]
-    return ("timing_patch", f"replaced {', '.join(timing[:3])}") if timing else \
-        ("torch_patch", f"replaced {', '.join(changed[:3])}")
+    timing = [c for c in changed
+              if c.startswith(("time.", "torch.cuda.Event.")) or c.split(".")[-1] in TIMING_NAMES]
+    if timing:
+        return "timing_patch", f"replaced {', '.join(timing[:3])}"
+    return "torch_patch", f"replaced {', '.join(changed[:3])}"
 
 
 def flatten(out: Any) -> list[Any]:
@@ -160,14 +163,16 @@ def lazy_output(outputs: list[Any]) -> str | None:
 
     for out in outputs:
         if type(out) is not torch.Tensor:
-            return f"forward returned {type(out).__module__}.{type(out).__qualname__}, not a plain torch.Tensor"
+            kind = f"{type(out).__module__}.{type(out).__qualname__}"
+            return f"forward returned {kind}, not a plain torch.Tensor"
     if torch._C._len_torch_function_stack() or torch._C._len_torch_dispatch_stack():
         return "a torch function/dispatch mode is left active after forward"
     return None
 
 
 def same_storage(a: Any, b: Any) -> bool:
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() and a.untyped_storage().nbytes() > 0
+    storage = a.untyped_storage()
+    return storage.data_ptr() == b.untyped_storage().data_ptr() and storage.nbytes() > 0
 
 
 class Extensions:
@@ -227,3 +232,28 @@ def _poisoned(out: Any) -> Any:
     if isinstance(out, tuple | list):
         return type(out)(_poisoned(x) for x in out)
     return out
+
+
+def output_hacks(flat: list[Any], ref_flat: list[Any], args: list[Any], pristine: list[Any],
+                 ref_args: list[Any], earlier: list[list[Any]]) -> list[tuple[str, str]]:
+    """Checks on one forward's outputs: type, input mutation, aliasing, reuse across calls, dtype."""
+    if lazy := lazy_output(flat):
+        return [("lazy_evaluation", lazy)]
+    tensors = [(a, p) for a, p in zip(args, pristine, strict=True) if hasattr(a, "untyped_storage")]
+    if any(a.shape != p.shape or not _identical(a, p) for a, p in tensors):
+        return [("input_mutation", "forward changed its input tensors")]
+    ref_aliases = any(same_storage(r, a) for r in ref_flat for a in ref_args if hasattr(a, "untyped_storage"))
+    if not ref_aliases and any(same_storage(o, a) for o in flat for a, _ in tensors):
+        return [("output_aliasing", "the output shares storage with an input")]
+    if any(same_storage(o, e) for o in flat for old in earlier for e in old):
+        return [("result_caching", "returns the same output storage for different inputs")]
+    for o, r in zip(flat, ref_flat, strict=False):
+        if o.dtype != r.dtype and o.is_floating_point() and o.element_size() < r.element_size():
+            return [("precision_downgrade", f"returns {o.dtype} where the reference returns {r.dtype}")]
+    return []
+
+
+def _identical(a: Any, b: Any) -> bool:
+    import torch
+
+    return bool(torch.equal(a, b) or (a.is_floating_point() and torch.allclose(a, b, 0.0, 0.0, equal_nan=True)))

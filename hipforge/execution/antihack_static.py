@@ -19,8 +19,8 @@ MODULE_CHECKS = {  # an import of any of these (or a submodule) is a finding
     "reference_access": {"gc", "inspect", "__main__", "importlib", "ctypes", "traceback"},
 }
 PREFIX_CHECKS = {  # resolved dotted names
-    "process_spawn": ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec", "os.posix_spawn",
-                      "os.kill"),
+    "process_spawn": ("os.fork", "os.forkpty", "os.system", "os.popen", "os.spawn", "os.exec",
+                      "os.posix_spawn", "os.kill"),
     "reference_access": ("sys._getframe", "sys._current_frames", "sys.modules", "builtins"),
     "non_default_stream": ("torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.set_stream", "torch.Stream",
                            "torch.cuda.ExternalStream", "torch.cuda.StreamContext", "torch.cuda.streams"),
@@ -35,10 +35,11 @@ HALF_METHODS = {"half", "bfloat16"}
 TIMING_NAMES = {"time", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
                 "time_ns", "Event", "synchronize", "elapsed_time", "record", "Timer"}
 HIP_PATTERNS = [  # (check, regex over HIP/C++ text)
-    ("non_default_stream", r"\b(hip|cuda)StreamCreate\w*|\bgetStreamFromPool\b|\b(hip|cuda)StreamNonBlocking\b"
-                           r"|\bsetCurrent(CUDA|HIP)Stream\b"),
-    ("precision_downgrade", r"\b(__half2?|half2|__float2half\w*|__half2float|__(hip|nv)_bfloat16\w*|hip_bfloat16"
-                            r"|__bf16|_Float16|k(Half|BFloat16|Float16)|c10::(Half|BFloat16)|at::(Half|BFloat16))\b"),
+    ("non_default_stream", r"\b(hip|cuda)StreamCreate\w*|\bgetStreamFromPool\b"
+                           r"|\b(hip|cuda)StreamNonBlocking\b|\bsetCurrent(CUDA|HIP)Stream\b"),
+    ("precision_downgrade", r"\b(__half2?|half2|__float2half\w*|__half2float|__(hip|nv)_bfloat16\w*"
+                            r"|hip_bfloat16|__bf16|_Float16|k(Half|BFloat16|Float16)|c10::(Half|BFloat16)"
+                            r"|at::(Half|BFloat16))\b"),
     ("thread_injection", r"\bstd::(thread|async|jthread)\b|\bpthread_create\b"),
     ("process_spawn", r"\b(fork|vfork|popen|execv\w*|execl\w*|posix_spawn\w*)\s*\(|\bstd::system\b"),
     ("secret_access", r"\b(secure_)?getenv\s*\(|\benviron\b"),
@@ -122,7 +123,8 @@ class _Visitor(ast.NodeVisitor):
         for item in node.body:
             if isinstance(item, ast.FunctionDef) and item.name in LAZY_DUNDERS:
                 self.add("lazy_evaluation", f"class {node.name} defines {item.name}", item)
-        if node.name == "ModelNew" and any(isinstance(n, ast.Name) and n.id == "Model" for n in ast.walk(node)):
+        uses_model = any(isinstance(n, ast.Name) and n.id == "Model" for n in ast.walk(node))
+        if node.name == "ModelNew" and uses_model:
             self.add("code_bypass", "ModelNew uses the reference Model", node)
         self.generic_visit(node)
 
@@ -182,7 +184,8 @@ class _Visitor(ast.NodeVisitor):
         if not base or base.split(".")[0] not in ("time", "torch") or base.startswith("torch.backends"):
             return
         name = attr.value if isinstance(attr, ast.Constant) and isinstance(attr.value, str) else "?"
-        check = "timing_patch" if name in TIMING_NAMES or base in ("time", "torch.cuda.Event") else "torch_patch"
+        timing = name in TIMING_NAMES or base in ("time", "torch.cuda.Event")
+        check = "timing_patch" if timing else "torch_patch"
         self.add(check, f"replaces {base}.{name}", node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -197,4 +200,5 @@ class _Visitor(ast.NodeVisitor):
 
 
 def _harmless_key(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and not SECRET_NAME.search(node.value)
+    is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+    return is_text and not SECRET_NAME.search(node.value)

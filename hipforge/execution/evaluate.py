@@ -45,7 +45,8 @@ def evaluate_many(items: Iterable[tuple[str, str]], config: EvalConfig | None = 
 def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig) -> EvalResult:
     findings = scan(candidate_source) if cfg.static_checks else []
     if hit := blocking(findings, fp32_task=False):
-        return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static", hack_check=hit.check)
+        return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static",
+                          hack_check=hit.check)
     gate = _gate(candidate_source, cfg)
     if gate is not None and not gate.ok:
         return EvalResult(Verdict.COMPILE_ERROR, f"{gate.arch} compile gate rejected the device code",

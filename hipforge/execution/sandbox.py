@@ -146,6 +146,8 @@ class Server:
                 return {"event": "eof"}
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
+        if not line.strip():
+            return {}
         try:
             event = json.loads(line)
         except ValueError:
@@ -251,8 +253,8 @@ def _mountpoints() -> list[tuple[str, int]]:
         for line in f:
             fields = line.split()
             opts = fields[5].split(",")
-            keep = sum(flag for name, flag in (("nosuid", MS_NOSUID), ("nodev", MS_NODEV), ("noexec", MS_NOEXEC))
-                       if name in opts)
+            flags = (("nosuid", MS_NOSUID), ("nodev", MS_NODEV), ("noexec", MS_NOEXEC))
+            keep = sum(flag for name, flag in flags if name in opts)
             points.append((fields[4].encode().decode("unicode_escape"), keep))
     return points
 
@@ -294,8 +296,9 @@ def _read_line(fd: int) -> bytes:
     return data
 
 
-def _emit(fd: int, event: dict[str, Any]) -> None:
-    data = memoryview(json.dumps(event).encode() + b"\n")
+def _emit(fd: int, event: dict[str, Any], nonce: str = "") -> None:
+    # the leading newline ends any partial line the candidate may have written to this fd
+    data = memoryview(b"\n" + json.dumps({**event, "nonce": nonce}).encode() + b"\n")
     while data:
         data = data[os.write(fd, data):]
 
@@ -383,8 +386,8 @@ def serve(events_fd: int) -> None:
             code = 1
             try:
                 mechanisms = enter_isolation(job)
-                worker.run_job(job, mechanisms, lambda e: _emit(events_fd, {**e, "nonce": job["nonce"]}),
-                               lambda: _read_line(0))
+                emit = functools.partial(_emit, events_fd, nonce=job["nonce"])
+                worker.run_job(job, mechanisms, emit, functools.partial(_read_line, 0))
                 code = 0
             except BaseException:
                 import traceback
@@ -394,7 +397,7 @@ def serve(events_fd: int) -> None:
                 os._exit(code)
         status = _wait_watched(pid, job["rss_limit_mb"])
         _cleanup(job, pid)
-        _emit(events_fd, {"event": "exit", "nonce": job["nonce"], **status})
+        _emit(events_fd, {"event": "exit", **status}, job["nonce"])
 
 
 if __name__ == "__main__":

@@ -332,6 +332,64 @@ namespace detail {
 
 enum : uint8_t { kNotStarted, kRunning, kRunnable, kAtBarrier, kAtWarpOp, kExited };
 
+// ---- fiber contexts. ucontext everywhere; on x86-64 a hand-written switch by default,
+// since glibc's swapcontext makes a sigprocmask system call on every switch.
+#if defined(__x86_64__) && !defined(HIPCPU_USE_UCONTEXT)
+struct Context {
+  void* sp;
+};
+// Saves callee-saved registers, MXCSR and the x87 control word on the current stack,
+// stores the stack pointer in *save and continues on the stack `load`.
+__attribute__((naked, noinline)) inline void switch_stack(void** /*save*/, void* /*load*/) {
+  __asm__ volatile(
+      "pushq %rbp\n\t"
+      "pushq %rbx\n\t"
+      "pushq %r12\n\t"
+      "pushq %r13\n\t"
+      "pushq %r14\n\t"
+      "pushq %r15\n\t"
+      "subq $8, %rsp\n\t"
+      "stmxcsr (%rsp)\n\t"
+      "fnstcw 4(%rsp)\n\t"
+      "movq %rsp, (%rdi)\n\t"
+      "movq %rsi, %rsp\n\t"
+      "ldmxcsr (%rsp)\n\t"
+      "fldcw 4(%rsp)\n\t"
+      "addq $8, %rsp\n\t"
+      "popq %r15\n\t"
+      "popq %r14\n\t"
+      "popq %r13\n\t"
+      "popq %r12\n\t"
+      "popq %rbx\n\t"
+      "popq %rbp\n\t"
+      "ret\n\t");
+}
+inline void ctx_make(Context& c, char* stack_lo, size_t size, void (*entry)()) {
+  uintptr_t top = (reinterpret_cast<uintptr_t>(stack_lo) + size) & ~uintptr_t(15);
+  uint64_t* a = reinterpret_cast<uint64_t*>(top - 16);  // return-address slot, 16-byte aligned
+  a[0] = reinterpret_cast<uint64_t>(entry);
+  a[1] = 0;
+  uint64_t* sp = a - 7;  // rbp rbx r12 r13 r14 r15 + the FP control slot
+  for (int i = 1; i < 7; ++i) sp[i] = 0;
+  uint32_t ctl[2] = {0x1F80u, 0x037Fu};  // default MXCSR, x87 control word
+  std::memcpy(sp, ctl, sizeof ctl);
+  c.sp = sp;
+}
+inline void ctx_swap(Context& save, Context& load) { switch_stack(&save.sp, load.sp); }
+#else
+struct Context {
+  ucontext_t uc;
+};
+inline void ctx_make(Context& c, char* stack_lo, size_t size, void (*entry)()) {
+  getcontext(&c.uc);
+  c.uc.uc_stack.ss_sp = stack_lo;
+  c.uc.uc_stack.ss_size = size;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, entry, 0);
+}
+inline void ctx_swap(Context& save, Context& load) { swapcontext(&save.uc, &load.uc); }
+#endif
+
 struct LaneRecord {  // a lane's last two warp-op contributions (double buffer)
   uint64_t val[2];
   uint64_t rel[2];  // release id of the group the value belongs to (0: none yet)
@@ -340,7 +398,7 @@ struct LaneRecord {  // a lane's last two warp-op contributions (double buffer)
 };
 
 struct Thread {
-  ucontext_t ctx;
+  Context ctx;
   uint8_t state;
   bool on_main;  // runs as a plain call on the worker's own stack
   int line;      // call site it waits at
@@ -371,7 +429,7 @@ class StackPool {
   ~StackPool() {
     for (void* p : stacks_) munmap(p, kMapped);
   }
-  char* top_of(size_t i) {  // returns the lowest usable address of stack i
+  char* top_of(size_t i) {  // the lowest usable address of stack i
     while (stacks_.size() <= i) {
       void* p = mmap(nullptr, kMapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
       if (p == MAP_FAILED) fatal("cannot map a fiber stack (%zu bytes)", kMapped);
@@ -404,7 +462,7 @@ struct Block {
   uint64_t rel_counter = 0;
   bool yielded = false, hybrid = false;
   uint32_t cur = 0;
-  ucontext_t main_ctx;
+  Context main_ctx;
   char* smem = nullptr;
   size_t smem_cap = 0;
 
@@ -463,7 +521,8 @@ struct Block {
     const uint32_t t = b->cur;
     b->run_thread(t);
     b->exit_thread(t);
-    setcontext(&b->main_ctx);
+    Context dead;
+    ctx_swap(dead, b->main_ctx);
     fatal("fiber could not return to its scheduler");
   }
 
@@ -471,14 +530,10 @@ struct Block {
     Thread& s = th[t];
     set_current(t);
     if (s.state == kNotStarted) {
-      getcontext(&s.ctx);
-      s.ctx.uc_stack.ss_sp = stacks.top_of(t);
-      s.ctx.uc_stack.ss_size = StackPool::kSize;
-      s.ctx.uc_link = nullptr;
-      makecontext(&s.ctx, &Block::fiber_entry, 0);
+      ctx_make(s.ctx, stacks.top_of(t), StackPool::kSize, &Block::fiber_entry);
     }
     s.state = kRunning;
-    swapcontext(&main_ctx, &s.ctx);
+    ctx_swap(main_ctx, s.ctx);
   }
 
   template <class Done>
@@ -506,7 +561,7 @@ struct Block {
       set_current(t);
     } else {
       yielded = true;
-      swapcontext(&s.ctx, &main_ctx);
+      ctx_swap(s.ctx, main_ctx);
     }
     s.state = kRunning;
   }

@@ -5,6 +5,7 @@ by `run`, so tests can read them without a GPU. torch is imported lazily, inside
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -61,10 +62,16 @@ class Toolchain:
     timeout_s: float = 600.0
 
     def cuda_home(self) -> Path:
+        """CUDA_HOME / CUDA_PATH, else nvcc's own install (nvcc may be a wrapper script), else /usr/local/cuda."""
         found = shutil.which(self.nvcc)
         if not found:
             raise CompileError(f"nvcc not found ({self.nvcc})", f"{self.nvcc}: not on PATH")
-        return Path(found).resolve().parent.parent
+        candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                      Path(found).resolve().parent.parent, "/usr/local/cuda"]
+        for home in filter(None, candidates):
+            if (Path(home) / "include" / "cuda_runtime.h").exists():
+                return Path(home)
+        raise CompileError("CUDA toolkit not found", f"no include/cuda_runtime.h under {candidates}")
 
     def cuda_lib_dir(self) -> Path:
         home = self.cuda_home()

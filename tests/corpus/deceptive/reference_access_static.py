@@ -1,6 +1,6 @@
+import gc
 import os
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -14,9 +14,6 @@ elementwise = load_inline(
     functions=["unary", "binary", "bias_act"],
     verbose=False,
 )
-
-
-import gc
 
 
 class ModelNew(nn.Module):

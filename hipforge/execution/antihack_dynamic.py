@@ -256,4 +256,6 @@ def output_hacks(flat: list[Any], ref_flat: list[Any], args: list[Any], pristine
 def _identical(a: Any, b: Any) -> bool:
     import torch
 
-    return bool(torch.equal(a, b) or (a.is_floating_point() and torch.allclose(a, b, 0.0, 0.0, equal_nan=True)))
+    if torch.equal(a, b):
+        return True
+    return a.is_floating_point() and torch.allclose(a, b, 0.0, 0.0, equal_nan=True)

@@ -55,7 +55,7 @@ def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig) -> EvalR
     pool = _pools.setdefault(mode, _Pool(mode))
     with pool.server() as (slot, server):
         outcome = server.run(_job(candidate_source, task_source, cfg, mode, slot), pool.run_lock)
-    result = _classify(outcome, cfg, findings)
+    result = _classify(outcome, cfg, findings, mode)
     if gate is not None:
         result.gate_log, result.gate_ok = gate.log, gate.ok
     return result
@@ -85,7 +85,7 @@ def _job(candidate: str, task: str, cfg: EvalConfig, mode: str, slot: int) -> di
     }
 
 
-def _classify(outcome: Outcome, cfg: EvalConfig, findings: list[Finding]) -> EvalResult:
+def _classify(outcome: Outcome, cfg: EvalConfig, findings: list[Finding], mode: str) -> EvalResult:
     data = dict(outcome.result or {})
     fp32_task = data.pop("fp32_task", None)
     if outcome.timed_out:
@@ -105,7 +105,7 @@ def _classify(outcome: Outcome, cfg: EvalConfig, findings: list[Finding]) -> Eva
         result = EvalResult(Verdict.RUNTIME_ERROR, f"{why} during the {outcome.phase} phase")
     result.phase = result.phase or outcome.phase
     result.output_tail = outcome.output_tail
-    result.isolation = result.isolation or [f"mode:{cfg.isolation}"]
+    result.isolation = result.isolation or [f"mode:{mode}"]  # the worker died before it could say
     hit = blocking(findings, fp32_task=bool(fp32_task))
     if hit and result.verdict in (Verdict.CORRECT, Verdict.INCORRECT):
         result.verdict, result.hack_check = Verdict.HACKED, hit.check

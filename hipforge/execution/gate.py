@@ -24,6 +24,13 @@ from typing import Sequence
 from hipforge.execution.cuda import prelude, source as scan
 
 DEFAULT_ARCH = ("gfx950",)
+# Debian's HIP 5.2 fp16 header calls two builtins clang-22's HIP wrapper no longer declares
+_CLANG22_COMPAT = """extern "C" __device__ __attribute__((const)) _Float16 __llvm_amdgcn_rcp_f16(_Float16);
+typedef _Float16 __hf_2f16 __attribute__((ext_vector_type(2)));
+static __device__ inline __hf_2f16 __llvm_amdgcn_rcp_2f16(__hf_2f16 x) {
+  return __hf_2f16{__llvm_amdgcn_rcp_f16(x.x), __llvm_amdgcn_rcp_f16(x.y)};
+}
+"""
 _ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: (?:fatal )?error: (?P<msg>.*)$", re.M)
 _LITE_GAP = re.compile(r"hipforge_lite|namespace '(?:torch|at|c10)(?:::\w+)*'|'(?:torch|at|c10|pybind11|py)::|"
                        r"'(?:torch|ATen|c10|pybind11|caffe2)/[^']*' file not found|PYBIND11|\bpy(?:bind11)?\b")
@@ -88,7 +95,7 @@ class CompileGate:
         return self.check("\n".join(sources))
 
     def _compile(self, hip_source: str) -> tuple[bool, str]:
-        tu = f'{prelude.lite_prelude(hip_source)}#line 1 "{prelude.CANDIDATE_FILE}"\n{hip_source}\n'
+        tu = f'{_CLANG22_COMPAT}{prelude.lite_prelude(hip_source)}#line 1 "{prelude.CANDIDATE_FILE}"\n{hip_source}\n'
         with tempfile.TemporaryDirectory(prefix="hipforge-gate-") as tmp:
             src, obj = Path(tmp) / "tu.hip", Path(tmp) / "tu.o"
             src.write_text(tu)

@@ -80,7 +80,8 @@ class _Run:
         self.exts, self.failed_builds, self.builds = dyn.Extensions(), [], []
         self.threads: set[threading.Thread] = set()
         self.task: dict[str, Any] = {"__name__": "hipforge_task"}
-        exec(compile(job["task_source"], "<task>", "exec"), self.task)  # never on disk: unreadable to the candidate
+        # never written to disk, so the candidate cannot read the reference's source
+        exec(compile(job["task_source"], "<task>", "exec"), self.task)
         dyn.tripwire(self.task["Model"], self.guard)
         torch.manual_seed(self.cfg.init_seed)
         self.init_inputs = self.task["get_init_inputs"]()
@@ -136,7 +137,8 @@ class _Run:
         torch.manual_seed(self.cfg.init_seed)
         model = sys.modules["candidate"].ModelNew(*self.init_inputs)
         src, dst = self.ref.state_dict(), model.state_dict()  # same weights where names and shapes agree
-        model.load_state_dict({k: v for k, v in src.items() if k in dst and dst[k].shape == v.shape}, strict=False)
+        shared = {k: v for k, v in src.items() if k in dst and dst[k].shape == v.shape}
+        model.load_state_dict(shared, strict=False)
         return model.to(self.device)
 
     def inputs(self, seed: int) -> list[Any]:
@@ -156,8 +158,8 @@ class _Run:
 
     def hacked(self, found: list[tuple[str, str]]) -> None:
         """Raise for the first hack, sandbox violations first: they explain everything after them."""
-        ordered = [*self.guard.violations, *filter(None, [dyn.patched(self.before), _new_threads(self.threads)]),
-                   *found]
+        state = filter(None, [dyn.patched(self.before), _new_threads(self.threads)])
+        ordered = [*self.guard.violations, *state, *found]
         if ordered:
             raise Stop("hacked", ordered[0][1], hack_check=ordered[0][0])
 
@@ -197,13 +199,15 @@ class _Run:
             if passed[0] and not any(passed[1:]):
                 self.hacked([self.one_input_pattern(outs, refs)])
             bad = passed.index(False)
-            raise Stop("incorrect", f"seed {cfg.seeds[bad]}: {reports[bad]['message']}", failing_seed=cfg.seeds[bad])
+            seed = cfg.seeds[bad]
+            raise Stop("incorrect", f"seed {seed}: {reports[bad]['message']}", failing_seed=seed)
         self.extension_checks(new, refs[0])
 
     def one_input_pattern(self, outs: list[list[Any]], refs: list[list[Any]]) -> tuple[str, str]:
         """Right on the first seed only: memoized state (a fresh instance gets a later seed right)
         or an output fitted to one input."""
-        stale = all(_close(o, outs[0]) and not _close(r, refs[0]) for o, r in zip(outs[1:], refs[1:], strict=True))
+        stale = all(_close(o, outs[0]) and not _close(r, refs[0])
+                    for o, r in zip(outs[1:], refs[1:], strict=True))
         try:
             fresh = stale and _compare(self.forward(self.build(), self.inputs(self.cfg.seeds[1])), refs[1],
                                        self.cfg)["ok"]
@@ -211,7 +215,8 @@ class _Run:
             fresh = False
         if fresh:
             return "result_caching", "returns results memoized from an earlier call"
-        return "fitted_constants", f"correct on seed {self.cfg.seeds[0]} only: the output is fitted to one input"
+        first = self.cfg.seeds[0]
+        return "fitted_constants", f"correct on seed {first} only: the output is fitted to one input"
 
     def extension_checks(self, new: Any, ref_out: list[Any]) -> None:
         """The HIP extension must be called and its results must reach the output."""
@@ -225,8 +230,8 @@ class _Run:
             unaffected = False  # a poisoned kernel result broke the candidate: the kernel matters
         self.exts.poison = False
         if unaffected:
-            self.hacked([("noop_kernel", "the output stays correct with the kernel's results replaced by NaN: "
-                                         "PyTorch computes it beside a no-op kernel")])
+            self.hacked([("noop_kernel", "the output stays correct with the kernel's results replaced by "
+                                         "NaN: PyTorch computes it beside a no-op kernel")])
 
     def time(self, new: Any) -> None:
         import torch
@@ -255,7 +260,8 @@ def _compare(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> dict[str,
     report: dict[str, Any] = {"ok": True, "message": "", "abs": 0.0, "rel": 0.0, "loose": True}
     for o, r in zip(flat, ref_flat, strict=True):
         if o.shape != r.shape or o.dtype != r.dtype:
-            return {"ok": False, "message": f"output {tuple(o.shape)} {o.dtype}, reference {tuple(r.shape)} {r.dtype}"}
+            got, want = f"{tuple(o.shape)} {o.dtype}", f"{tuple(r.shape)} {r.dtype}"
+            return {"ok": False, "message": f"output {got}, reference {want}"}
         atol, rtol = cfg.tolerance(str(r.dtype))
         diff = (o.double() - r.double()).abs().nan_to_num(0.0)
         rel = diff / r.double().abs().clamp_min(max(atol, 1e-12))
@@ -263,7 +269,8 @@ def _compare(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> dict[str,
             report.update(abs=max(report["abs"], diff.max().item()), rel=max(report["rel"], rel.max().item()))
         report.update(atol=atol, rtol=rtol)
         if not _close([o], [r], atol, rtol):
-            report.update(ok=False, message=f"max abs error {report['abs']:.3g} over atol={atol:g}, rtol={rtol:g}")
+            message = f"max abs error {report['abs']:.3g}, atol={atol:g}, rtol={rtol:g}"
+            report.update(ok=False, message=message)
         if r.dtype.is_floating_point and r.element_size() >= 4:
             report["loose"] = report["loose"] and _close([o], [r], *LOOSE_FP32)
     return report
@@ -272,8 +279,8 @@ def _compare(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> dict[str,
 def _summarize(reports: list[dict[str, Any]], res: dict[str, Any]) -> None:
     measured = [r for r in reports if "atol" in r]
     if measured:
-        res.update(max_abs_error=max(r["abs"] for r in measured), max_rel_error=max(r["rel"] for r in measured),
-                   atol=measured[0]["atol"], rtol=measured[0]["rtol"],
+        res.update(max_abs_error=max(r["abs"] for r in measured), atol=measured[0]["atol"],
+                   max_rel_error=max(r["rel"] for r in measured), rtol=measured[0]["rtol"],
                    passes_loose=all(r["loose"] for r in measured) if res.get("fp32_task") else None)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -40,10 +41,18 @@ class IngestSummary:
         return self.accepted + self.rejected
 
 
+def _stored_id(source: str) -> str:
+    """The normalized-source id; a source that does not even parse is addressed by its raw text."""
+    try:
+        return task_id(source)
+    except TaskError:
+        return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
 def _row(candidate: TaskCandidate, outcome: ReferenceRun | TaskError) -> dict[str, object]:
     accepted = not isinstance(outcome, TaskError)
     return {
-        "task_id": task_id(candidate.source),
+        "task_id": _stored_id(candidate.source),
         "name": candidate.name,
         "origin": candidate.origin,
         "level": candidate.level,

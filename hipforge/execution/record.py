@@ -1,0 +1,58 @@
+"""Store a candidate and its verdict: kernel row (content-addressed), evaluation row, lineage edge."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from hipforge.execution.verdict import EvalResult
+from hipforge.store import Warehouse
+
+
+def kernel_id(candidate_source: str) -> str:
+    """Content address of a candidate: the same source is the same kernel, whoever wrote it."""
+    return hashlib.sha256(candidate_source.encode()).hexdigest()[:16]
+
+
+def evaluation_row(kid: str, task_id: str, result: EvalResult) -> dict[str, object]:
+    return {
+        "eval_id": uuid.uuid4().hex[:16],
+        "kernel_id": kid,
+        "task_id": task_id,
+        "backend": result.backend,
+        "arch": result.arch,
+        "verdict": result.verdict.value,
+        "message": result.message,
+        "hack_check": result.hack_check,
+        "failing_seed": result.failing_seed,
+        "max_abs_err": result.max_abs_error,
+        "max_rel_err": result.max_rel_error,
+        "runtime_ms": result.runtime.median_ms if result.runtime else None,
+        "eager_ms": result.ref_eager.median_ms if result.ref_eager else None,
+        "compiled_ms": result.ref_compiled.median_ms if result.ref_compiled else None,
+        "speedup_eager": result.speedup_eager,
+        "speedup_compiled": result.speedup_compiled,
+        "detail": result.to_dict(),
+    }
+
+
+def record_evaluation(
+    warehouse: Warehouse,
+    candidate_source: str,
+    task_id: str,
+    result: EvalResult,
+    run_id: str,
+    agent: str,
+    model: str | None = None,
+) -> str:
+    """Write kernel + evaluation + evaluated_by edge in one transaction; return the evaluation id."""
+    kid = kernel_id(candidate_source)
+    kernel = {"kernel_id": kid, "task_id": task_id, "source": candidate_source, "language": "hip",
+              "agent": agent, "model": model, "generation": None}
+    evaluation = evaluation_row(kid, task_id, result)
+    edge = {"child_id": evaluation["eval_id"], "parent_id": kid, "relation": "evaluated_by"}
+    with warehouse.transaction() as con:
+        warehouse.insert("kernels", [kernel], run_id, con=con)
+        warehouse.insert("evaluations", [evaluation], run_id, con=con)
+        warehouse.insert("lineage_edges", [edge], run_id, con=con)
+    return str(evaluation["eval_id"])

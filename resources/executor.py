@@ -1,0 +1,45 @@
+"""The MI350X executor as a Dagster resource: which backend judges candidates, and how strictly."""
+
+from collections.abc import Iterable, Iterator
+
+import dagster as dg
+from pydantic import Field
+
+from hipforge.execution.config import DEFAULT_TOLERANCES, EvalConfig
+from hipforge.execution.evaluate import evaluate, evaluate_many
+from hipforge.execution.verdict import EvalResult
+
+
+class ExecutorResource(dg.ConfigurableResource):
+    """Sandboxed compile, multi-seed correctness and timing of HIP candidates.
+
+    rocm on MI350X (gfx950) in production, cuda on NVIDIA, cpu (HIP-on-CPU) for the embedded default.
+    """
+
+    backend: str = Field(default="cpu", description="rocm | cuda | cpu")
+    arch: str = Field(default="gfx950", description="rocm: gfx950 (MI350X) or gfx942 (MI300X); cuda: sm_90 ...")
+    wavefront: int = Field(default=64, description="cpu backend warp size: 64 (AMD) or 32 (NVIDIA)")
+    seeds: int = Field(default=5, description="correctness trials, each with fresh inputs from its own seed")
+    fp32_tolerance: float = Field(default=1e-4, description="atol = rtol for fp32 outputs (KernelBench: 1e-4)")
+    half_tolerance: float = Field(default=1e-2, description="atol = rtol for fp16/bf16 outputs")
+    timed_trials: int = Field(default=100, description="timed runs after 3 warm-ups")
+    compile_timeout_s: float = Field(default=600.0)
+    run_timeout_s: float = Field(default=120.0)
+    memory_limit_mb: int = Field(default=8192)
+    workers: int = Field(default=2, description="evaluations in flight (builds overlap, timing is serialized)")
+
+    def eval_config(self) -> EvalConfig:
+        tolerances = dict(DEFAULT_TOLERANCES)
+        tolerances.update({k: (self.fp32_tolerance,) * 2 for k in ("float32", "float64")})
+        tolerances.update({k: (self.half_tolerance,) * 2 for k in ("float16", "bfloat16")})
+        return EvalConfig(
+            backend=self.backend, arch=self.arch, wavefront=self.wavefront, seeds=tuple(range(self.seeds)),
+            tolerances=tolerances, timed_trials=self.timed_trials, compile_timeout_s=self.compile_timeout_s,
+            run_timeout_s=self.run_timeout_s, memory_limit_mb=self.memory_limit_mb,
+        )
+
+    def evaluate(self, candidate_source: str, task_source: str) -> EvalResult:
+        return evaluate(candidate_source, task_source, self.eval_config())
+
+    def evaluate_many(self, items: Iterable[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]:
+        return evaluate_many(items, self.eval_config(), parallel=self.workers)

@@ -1,12 +1,20 @@
 """The hipforge code location: every asset, check, resource, schedule and sensor."""
 
+import os
+
 import dagster as dg
 
 from hip_assets import tasks
+from resources.executor import ExecutorResource
 from resources.warehouse import WarehouseResource
+from sensors.new_tasks import new_task_files
 
 defs = dg.Definitions(
-    assets=[tasks.reference_tasks, tasks.kernelbench_tasks],
+    assets=[tasks.reference_tasks, tasks.kernelbench_tasks, tasks.inbox_tasks],
     asset_checks=tasks.task_checks,
-    resources={"warehouse": WarehouseResource()},
+    sensors=[new_task_files],
+    resources={
+        "warehouse": WarehouseResource(),
+        "executor": ExecutorResource(backend=os.environ.get("HIPFORGE_BACKEND", "cpu")),
+    },
 )

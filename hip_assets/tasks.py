@@ -1,12 +1,15 @@
 """Task assets: the project's reference library and KernelBench, smoke-checked into the warehouse."""
 
 import os
+from pathlib import Path
 
 import dagster as dg
 from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hipforge.bench.kernelbench import load_kernelbench
+from hipforge.paths import default_inbox
+from hipforge.tasks.inbox import inbox_candidates, scan_inbox
 from hipforge.tasks.ingest import IngestSummary, TaskCandidate, ingest_tasks
 from hipforge.tasks.library import load_library
 from resources.warehouse import WarehouseResource
@@ -91,6 +94,24 @@ def kernelbench_tasks(
     ]
     result = _ingest(context, warehouse, candidates, config.workers)
     return dg.MaterializeResult(metadata={**result.metadata, "source": dg.MetadataValue.text(config.source)})
+
+
+class InboxConfig(dg.Config):
+    folder: str = Field(default_factory=lambda: str(default_inbox()), description="folder of task files (*.py)")
+    files: list[str] = Field(default=[], description="file names to ingest (empty: every *.py file in the folder)")
+
+
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb")
+def inbox_tasks(
+    context: dg.AssetExecutionContext, config: InboxConfig, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """Task files users dropped into the inbox folder (the new-tasks sensor launches this), smoke-checked."""
+    folder = Path(config.folder)
+    names = config.files or list(scan_inbox(folder))
+    candidates = inbox_candidates(folder, names)
+    context.log.info(f"ingesting {len(candidates)} task files from {folder}")
+    result = _ingest(context, warehouse, candidates, workers=2)
+    return dg.MaterializeResult(metadata={**result.metadata, "folder": dg.MetadataValue.path(str(folder))})
 
 
 def _rejected_check(asset: dg.AssetsDefinition, origin: str, blocking: bool) -> dg.AssetChecksDefinition:

@@ -16,3 +16,9 @@ def default_warehouse_path() -> Path:
 
 def webserver_url() -> str:
     return os.environ.get("HIPFORGE_DAGSTER_URL", "http://127.0.0.1:3000").rstrip("/")
+
+
+def default_inbox() -> Path:
+    """Folder where users drop task files for the new-tasks sensor (HIPFORGE_INBOX overrides)."""
+    configured = os.environ.get("HIPFORGE_INBOX")
+    return Path(configured) if configured else REPO_ROOT / "warehouse" / "inbox"

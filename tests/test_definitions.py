@@ -121,3 +121,21 @@ def test_kernelbench_from_jsonl(tmp_path: Path) -> None:
     with Warehouse(db).connect(read_only=True) as con:
         levels = con.execute("SELECT level, count(*) FROM tasks GROUP BY level ORDER BY level").fetchall()
     assert levels == [(1, 3), (2, 3)]
+
+
+def test_inbox_files_are_ingested_good_and_bad(tmp_path: Path) -> None:
+    from tests.test_task_model import GOOD
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "relu.py").write_text(GOOD)
+    (inbox / "broken.py").write_text("class Model(:\n")
+    db = tmp_path / "w.duckdb"
+    config = {"folder": str(inbox), "files": []}
+    result, _ = _materialize([task_assets.inbox_tasks], db, tmp_path / "home",
+                             run_config={"ops": {"inbox_tasks": {"config": config}}})
+    meta = result.asset_materializations_for_node("inbox_tasks")[0].metadata
+    assert (meta["accepted"].value, meta["rejected"].value) == (1, 1)
+    with Warehouse(db).connect(read_only=True) as con:
+        rows = dict(con.execute("SELECT name, status FROM tasks").fetchall())
+    assert rows == {"file/relu": "accepted", "file/broken": "rejected"}

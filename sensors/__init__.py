@@ -1,0 +1,1 @@
+"""Dagster sensors and schedules: new task files, new checkpoints, nightly re-evaluation."""

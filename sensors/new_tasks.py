@@ -1,0 +1,28 @@
+"""Ingest task files as soon as they are dropped into the inbox folder."""
+
+import json
+from pathlib import Path
+
+import dagster as dg
+
+from hip_assets.tasks import inbox_tasks
+from hipforge.paths import default_inbox
+from hipforge.tasks.inbox import new_files, scan_inbox
+
+
+@dg.sensor(target=inbox_tasks, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
+def new_task_files(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    """One run per batch of new or changed *.py files; the cursor remembers each file's content hash."""
+    folder = default_inbox()
+    seen = json.loads(context.cursor) if context.cursor else {}
+    current = scan_inbox(folder)
+    fresh = new_files(current, seen)
+    if not fresh:
+        return dg.SkipReason(f"no new task files in {folder}")
+    batch_key = "-".join(current[name] for name in fresh)
+    config = {"folder": str(Path(folder)), "files": fresh}
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(run_key=f"inbox-{batch_key}",
+                                    run_config={"ops": {"inbox_tasks": {"config": config}}})],
+        cursor=json.dumps({**seen, **{name: current[name] for name in fresh}}),
+    )

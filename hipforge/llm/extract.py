@@ -7,6 +7,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from hipforge import pyast
+
 _ALIASES: dict[str, frozenset[str]] = {
     "python": frozenset({"python", "py", "python3", "py3"}),
     "cpp": frozenset({"cpp", "c++", "cxx", "cc", "c", "hip", "cuda", "cu", "h", "hpp"}),
@@ -78,7 +80,7 @@ def _blocks(text: str) -> list[_Candidate]:
 def _python_ok(code: str) -> bool:
     """Parses, and is more than a lone name or string (a word of prose parses as a Name)."""
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except (SyntaxError, ValueError):
         return False
     return any(

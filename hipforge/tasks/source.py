@@ -10,6 +10,7 @@ import hashlib
 import operator
 from typing import Any
 
+from hipforge import pyast
 from hipforge.tasks.errors import ErrorCode, TaskError
 
 Constant = int | float | tuple[int, ...]
@@ -34,8 +35,8 @@ _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 def parse_source(source: str, filename: str = "<task>") -> ast.Module:
     """Parse and compile (compiling also catches e.g. ``return`` outside a function)."""
     try:
-        tree = ast.parse(source, filename)
-        compile(tree, filename, "exec")
+        tree = pyast.parse(source, filename)
+        pyast.compile_tree(tree, filename)
     except SyntaxError as e:
         line = f": {e.text.strip()}" if e.text and e.text.strip() else ""
         raise TaskError("syntax_error", f"line {e.lineno}: {e.msg}{line}") from None

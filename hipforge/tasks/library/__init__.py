@@ -13,6 +13,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from hipforge import pyast
+
 LIBRARY_DIR = Path(__file__).resolve().parent
 CATALOG_PATH = LIBRARY_DIR / "catalog.toml"
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -44,7 +46,7 @@ def _task_files(root: Path) -> list[Path]:
 def _describe(name: str, source: str) -> str:
     """First line of Model's docstring; also checks the file defines what a task must define."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as exc:
         raise LibraryError(f"task {name!r} does not parse: {exc}") from exc
     defined = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef | ast.FunctionDef)}

@@ -4,14 +4,14 @@ import os
 
 import dagster as dg
 
-from hip_assets import tasks
+from hip_assets import synthetic, tasks
 from resources.executor import ExecutorResource
 from resources.warehouse import WarehouseResource
 from sensors.new_tasks import new_task_files
 
 defs = dg.Definitions(
-    assets=[tasks.reference_tasks, tasks.kernelbench_tasks, tasks.inbox_tasks],
-    asset_checks=tasks.task_checks,
+    assets=[tasks.reference_tasks, tasks.kernelbench_tasks, tasks.inbox_tasks, synthetic.synthetic_tasks],
+    asset_checks=[*tasks.task_checks, synthetic.synthetic_tasks_distinct],
     sensors=[new_task_files],
     resources={
         "warehouse": WarehouseResource(),

@@ -26,32 +26,46 @@ GROUP = "tasks"
 
 class SyntheticTasksConfig(dg.Config):
     preset: Literal["embedded", "production"] = Field(
-        default="embedded", description="embedded: 8 tasks per mode; production: 500 in all, as in the seed")
+        default="embedded", description="embedded: 8 tasks per mode; production: 500 in all, as in the seed"
+    )
     composition: int | None = Field(default=None, description="accepted compositions wanted (None: preset)")
     mutation: int | None = Field(default=None, description="accepted mutations wanted (None: preset)")
-    constraint: int | None = Field(default=None, description="accepted constraint tasks wanted (None: preset)")
+    constraint: int | None = Field(
+        default=None, description="accepted constraint tasks wanted (None: preset)"
+    )
     seed: int = Field(default=0, description="the same seed and seed tasks give the same sources")
     near_duplicate_threshold: float = Field(
-        default=DEFAULT_THRESHOLD, description="similarity at or above which a task is a near-duplicate")
-    kernelbench_seeds: bool = Field(default=True, description="also mutate accepted KernelBench tasks, if stored")
-    llm: bool = Field(default=False, description="have an LLM write the modules (offline generators otherwise)")
+        default=DEFAULT_THRESHOLD, description="similarity at or above which a task is a near-duplicate"
+    )
+    kernelbench_seeds: bool = Field(
+        default=True, description="also mutate accepted KernelBench tasks, if stored"
+    )
+    llm: bool = Field(
+        default=False, description="have an LLM write the modules (offline generators otherwise)"
+    )
     llm_provider: Literal["gemini", "openai", "transformers"] = "gemini"
     llm_model: str = "gemini-2.5-flash"
     llm_base_url: str | None = Field(default=None, description="for an openai-compatible server")
     workers: int = Field(default=2, description="parallel sandbox workers")
 
     def synth_config(self) -> SynthConfig:
-        counts = {mode: getattr(self, mode) if getattr(self, mode) is not None else PRESETS[self.preset][mode]
-                  for mode in MODES}
+        counts = {
+            mode: getattr(self, mode) if getattr(self, mode) is not None else PRESETS[self.preset][mode]
+            for mode in MODES
+        }
         return SynthConfig(counts, self.seed, self.near_duplicate_threshold, workers=self.workers)
 
     def client(self, warehouse: Warehouse, run_id: str) -> LLMClient:
         provider = make_provider(self.llm_provider, self.llm_model, base_url=self.llm_base_url)
-        return LLMClient(provider, ResponseCache(default_cache_dir()), CallLog(warehouse, run_id, "task_generator"))
+        return LLMClient(
+            provider, ResponseCache(default_cache_dir()), CallLog(warehouse, run_id, "task_generator")
+        )
 
 
 def _metadata(summary: SynthSummary, config: SyntheticTasksConfig) -> dict[str, dg.MetadataValue]:
-    modes = "\n".join(f"| {mode} | {c['accepted']} | {c['rejected']} |" for mode, c in summary.per_mode().items())
+    modes = "\n".join(
+        f"| {mode} | {c['accepted']} | {c['rejected']} |" for mode, c in summary.per_mode().items()
+    )
     rejections = "\n".join(f"| {name} | {r.code} | {r.message[:160]} |" for name, r in summary.rejections())
     accepted = sum(o.accepted for o in summary.outcomes)
     return {
@@ -61,7 +75,8 @@ def _metadata(summary: SynthSummary, config: SyntheticTasksConfig) -> dict[str, 
         "per_mode_counts": dg.MetadataValue.json(summary.per_mode()),
         "reject_codes": dg.MetadataValue.json(dict(summary.reject_codes())),
         "rejections": dg.MetadataValue.md(
-            "| task | code | reason |\n|---|---|---|\n" + rejections if rejections else "none"),
+            "| task | code | reason |\n|---|---|---|\n" + rejections if rejections else "none"
+        ),
         "new_rows": dg.MetadataValue.int(summary.new_rows),
         "lineage_edges": dg.MetadataValue.int(summary.edges),
         "seconds": dg.MetadataValue.float(round(summary.seconds, 1)),
@@ -71,7 +86,9 @@ def _metadata(summary: SynthSummary, config: SyntheticTasksConfig) -> dict[str, 
     }
 
 
-@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=[reference_tasks, kernelbench_tasks])
+@dg.asset(
+    group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=[reference_tasks, kernelbench_tasks]
+)
 def synthetic_tasks(
     context: dg.AssetExecutionContext, config: SyntheticTasksConfig, warehouse: WarehouseResource
 ) -> dg.MaterializeResult:
@@ -89,20 +106,27 @@ def synthetic_tasks(
 
 
 @dg.asset_check(asset=synthetic_tasks, name="synthetic_tasks_distinct", blocking=True, pool="duckdb")
-def synthetic_tasks_distinct(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
-                             ) -> dg.AssetCheckResult:
+def synthetic_tasks_distinct(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
     """No two accepted synthetic tasks are near-duplicates, at the threshold the last materialization used."""
     event = context.instance.get_latest_materialization_event(synthetic_tasks.key)
     used = event.asset_materialization.metadata.get("near_duplicate_threshold") if event else None
     threshold = float(used.value) if used is not None else DEFAULT_THRESHOLD
     with warehouse.get().connect() as con:
-        items = con.execute("SELECT name, source FROM tasks WHERE origin = 'synthetic' AND status = 'accepted' "
-                            "ORDER BY name").fetchall()
+        items = con.execute(
+            "SELECT name, source FROM tasks WHERE origin = 'synthetic' AND status = 'accepted' ORDER BY name"
+        ).fetchall()
     pairs = near_duplicate_pairs(items, threshold)
     table = "\n".join(f"| {a} | {b} | {score:.3f} |" for a, b, score in pairs[:20])
     return dg.AssetCheckResult(
         passed=not pairs,
-        metadata={"tasks": len(items), "threshold": threshold, "near_duplicate_pairs": len(pairs),
-                  "pairs": dg.MetadataValue.md("| task | task | similarity |\n|---|---|---|\n" + table
-                                               if pairs else "none")},
+        metadata={
+            "tasks": len(items),
+            "threshold": threshold,
+            "near_duplicate_pairs": len(pairs),
+            "pairs": dg.MetadataValue.md(
+                "| task | task | similarity |\n|---|---|---|\n" + table if pairs else "none"
+            ),
+        },
     )

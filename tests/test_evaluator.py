@@ -8,6 +8,7 @@ import pytest
 
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate, evaluate_many
+from hipforge.execution.gate import CompileGate
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from tests.corpus import entries
 
@@ -75,6 +76,17 @@ def test_compile_error_keeps_the_log() -> None:
     result = evaluate(BROKEN_HIP, CORPUS["relu"].task_source, FAST)
     assert result.verdict == Verdict.COMPILE_ERROR, result.message
     assert "expected" in result.compile_log and result.phase == "compile"
+
+
+@pytest.mark.skipif(CompileGate().unavailable_reason() is not None, reason="clang-22 / HIP headers missing")
+def test_gfx950_gate_runs_first_and_keeps_its_log() -> None:
+    gated = EvalConfig(timed_trials=3, warmup=1)
+    assert gated.gate
+    passed = run("relu", gated)
+    assert passed.verdict == Verdict.CORRECT and passed.gate_ok is True
+    rejected = evaluate(BROKEN_HIP, CORPUS["relu"].task_source, gated)
+    assert rejected.verdict == Verdict.COMPILE_ERROR and rejected.phase == "gate"
+    assert rejected.gate_ok is False and "expected ';'" in rejected.gate_log
 
 
 def test_evaluate_many_streams_every_item() -> None:

@@ -37,8 +37,15 @@ class Guard:
 
     def install(self) -> None:
         sys.addaudithook(self._hook)
-        _RecordingEnviron.guard = self
-        os.environ.__class__ = _RecordingEnviron
+        guard = self  # held in a closure: no attribute of os.environ leads back to the guard
+
+        class RecordingEnviron(os._Environ):  # type: ignore[misc, type-arg]
+            def __getitem__(self, key: str) -> str:
+                if guard.active and not guard._inside and SECRET_NAME.search(str(key)):
+                    guard.record("secret_access", f"reads the environment variable {key}")
+                return super().__getitem__(key)
+
+        os.environ.__class__ = RecordingEnviron
 
     @contextmanager
     def armed(self, on: bool = True) -> Iterator[None]:
@@ -96,18 +103,12 @@ class Guard:
         return real == "/dev/null" or real == self.workdir or real.startswith(self.workdir + os.sep)
 
     def _from_candidate(self) -> bool:
-        frame = sys._getframe(3)  # _check <- _hook <- (C) <- the code that raised the event
+        """Did candidate code raise this event, itself or through inspect/traceback helpers?"""
+        frame = sys._getframe(3)  # _from_candidate <- _check <- _hook <- the code that raised the event
+        helpers = ("inspect.py", "traceback.py")
+        while frame is not None and os.path.basename(frame.f_code.co_filename) in helpers:
+            frame = frame.f_back
         return frame is not None and frame.f_code.co_filename == self.candidate_file
-
-
-class _RecordingEnviron(os._Environ):  # type: ignore[misc, type-arg]
-    guard: Guard | None = None
-
-    def __getitem__(self, key: str) -> str:
-        guard = self.guard
-        if guard and guard.active and not guard._inside and SECRET_NAME.search(str(key)):
-            guard.record("secret_access", f"reads the environment variable {key}")
-        return super().__getitem__(key)
 
 
 def tripwire(model_cls: type, guard: Guard) -> None:

@@ -29,7 +29,9 @@ PREFIX_CHECKS = {  # resolved dotted names
     "precision_downgrade": ("torch.float16", "torch.half", "torch.bfloat16", "torch.autocast", "torch.amp",
                             "torch.cuda.amp", "torch.set_float32_matmul_precision"),
 }
-FRAME_ATTRS = {"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "__subclasses__"}
+# frames, and the closures/globals of functions the evaluator hands out (extension wrappers, os.environ)
+FRAME_ATTRS = {"f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame", "__subclasses__",
+               "__closure__", "cell_contents", "__globals__"}
 LAZY_DUNDERS = {"__torch_function__", "__torch_dispatch__"}
 HALF_METHODS = {"half", "bfloat16"}
 TIMING_NAMES = {"time", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",

@@ -32,7 +32,7 @@ def default_cache_dir() -> str:
 @dataclass
 class EvalConfig:
     backend: str = "cpu"  # cpu | cuda | rocm | "package.module:Factory" for a custom backend
-    arch: str = "gfx950"
+    arch: str = "gfx950"  # rocm's --offload-arch and the gate's; "sm_90"-style picks the cuda build
     wavefront: int = 64  # the cpu backend's warp size (32 mimics NVIDIA)
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # one correctness trial per seed, fresh inputs each
     init_seed: int = 42  # seeds Model/ModelNew construction, so both start from the same weights
@@ -50,7 +50,9 @@ class EvalConfig:
     tmp_size_mb: int = 2048  # the private tmpfs the candidate runs in
     max_processes: int = 256  # RLIMIT_NPROC of the sandbox user (threads count too)
     isolation: str = "auto"  # auto: namespaces when root and unshare works, else rlimits + audit hooks
-    sandbox_uid_base: int = 64000  # slot i runs as uid base+i (root only); RLIMIT_NPROC counts per uid
+    # root only: jobs drop to this uid. Slots share it (and so RLIMIT_NPROC's count) because the build
+    # cache makes its entries 0700; each slot's PID namespace keeps its kill-everything-of-uid local
+    sandbox_uid: int = 64000
     cache_dir: str = field(default_factory=default_cache_dir)
 
     def __post_init__(self) -> None:

@@ -1,5 +1,5 @@
-"""Evaluate HIP candidates against their PyTorch reference: static checks, the gfx950 gate, then the
-sandboxed build, correctness over seeds and timing (``worker.py``), with every failure classified.
+"""Evaluate HIP candidates against their PyTorch reference: static checks, then in the sandbox the gfx950
+gate, the build, correctness over seeds and timing (``worker.py``), with every failure classified.
 
 Evaluations run in parallel on warm sandbox servers (builds overlap) while a lock lets only one
 at a time run its correctness trials and timing, so timings do not disturb each other.
@@ -47,36 +47,18 @@ def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig) -> EvalR
     if hit := blocking(findings, fp32_task=False):
         return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static",
                           hack_check=hit.check)
-    gate = _gate(candidate_source, cfg)
-    if gate is not None and not gate.ok:
-        return EvalResult(Verdict.COMPILE_ERROR, f"{gate.arch} compile gate rejected the device code",
-                          phase="gate", gate_log=gate.log, gate_ok=False)
     mode = resolve_mode(cfg.isolation)
     pool = _pools.setdefault(mode, _Pool(mode))
-    with pool.server() as (slot, server):
-        outcome = server.run(_job(candidate_source, task_source, cfg, mode, slot), pool.run_lock)
-    result = _classify(outcome, cfg, findings, mode)
-    if gate is not None:
-        result.gate_log, result.gate_ok = gate.log, gate.ok
-    return result
+    with pool.server() as server:
+        outcome = server.run(_job(candidate_source, task_source, cfg, mode), pool.run_lock)
+    return _classify(outcome, cfg, findings, mode)
 
 
-def _gate(candidate_source: str, cfg: EvalConfig) -> Any:
-    """The gfx950 device-code gate when this checkout has it and its toolchain is installed."""
-    if not cfg.gate:
-        return None
-    try:
-        from hipforge.execution import gate
-    except ImportError:
-        return None
-    return gate.gate_candidate(candidate_source, arch=cfg.arch) if gate.available() else None
-
-
-def _job(candidate: str, task: str, cfg: EvalConfig, mode: str, slot: int) -> dict[str, Any]:
+def _job(candidate: str, task: str, cfg: EvalConfig, mode: str) -> dict[str, Any]:
     return {
         "nonce": secrets.token_hex(16), "mode": mode, "config": cfg.to_dict(),
         "candidate_source": candidate, "task_source": task, "cache_dir": cfg.cache_dir,
-        "uid": cfg.sandbox_uid_base + 1 + slot, "gid": cfg.sandbox_uid_base,  # one uid per slot, one group
+        "uid": cfg.sandbox_uid, "gid": cfg.sandbox_uid,
         "tmp_size_mb": cfg.tmp_size_mb, "max_file_mb": cfg.max_file_mb, "max_processes": cfg.max_processes,
         # GPU runtimes reserve huge address ranges: there only the resident set is limited (watched)
         "address_limit_mb": 0 if cfg.backend in GPU_BACKENDS else cfg.memory_limit_mb,
@@ -116,27 +98,26 @@ def _classify(outcome: Outcome, cfg: EvalConfig, findings: list[Finding], mode: 
 
 
 class _Pool:
-    """Warm sandbox servers by slot; a slot's server is replaced when it dies (timeouts kill it)."""
+    """Warm sandbox servers, one per evaluation in flight; a dead one (timeouts kill theirs) is replaced."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
-        self.idle: list[tuple[int, Server | None]] = []
-        self.slots = 0
+        self.idle: list[Server] = []
         self.lock = threading.Lock()
         self.run_lock = threading.Lock()
 
     @contextmanager
-    def server(self) -> Iterator[tuple[int, Server]]:
+    def server(self) -> Iterator[Server]:
         with self.lock:
-            slot, server = self.idle.pop() if self.idle else (self.slots, None)
-            self.slots = max(self.slots, slot + 1)
+            server = self.idle.pop() if self.idle else None
+        if server is None or not server.alive():
+            server = Server(self.mode)
         try:
-            if server is None or not server.alive():
-                server = Server(self.mode)
-            yield slot, server
+            yield server
         finally:
-            with self.lock:
-                self.idle.append((slot, server if server is not None and server.alive() else None))
+            if server.alive():
+                with self.lock:
+                    self.idle.append(server)
 
 
 _pools: dict[str, _Pool] = {}
@@ -147,6 +128,6 @@ def shutdown() -> None:
     """Stop every warm sandbox server."""
     for pool in list(_pools.values()):
         with pool.lock:
-            servers, pool.idle = [s for _, s in pool.idle if s], []
+            servers, pool.idle = pool.idle, []
         for server in servers:
             server.kill()

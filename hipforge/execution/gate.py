@@ -17,11 +17,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
-from hipforge.execution.cuda import prelude, source as scan
+from hipforge.execution.cuda import prelude
+from hipforge.execution.cuda import source as scan
 
 DEFAULT_ARCH = ("gfx950",)
 # Debian's HIP 5.2 fp16 header calls two builtins clang-22's HIP wrapper no longer declares
@@ -32,8 +33,10 @@ static __device__ inline __hf_2f16 __llvm_amdgcn_rcp_2f16(__hf_2f16 x) {
 }
 """
 _ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):\d+: (?:fatal )?error: (?P<msg>.*)$", re.M)
-_LITE_GAP = re.compile(r"hipforge_lite|namespace '(?:torch|at|c10)(?:::\w+)*'|'(?:torch|at|c10|pybind11|py)::|"
-                       r"'(?:torch|ATen|c10|pybind11|caffe2)/[^']*' file not found|PYBIND11|\bpy(?:bind11)?\b")
+_LITE_GAP = re.compile(
+    r"hipforge_lite|namespace '(?:torch|at|c10)(?:::\w+)*'|'(?:torch|at|c10|pybind11|py)::|"
+    r"'(?:torch|ATen|c10|pybind11|caffe2)/[^']*' file not found|PYBIND11|\bpy(?:bind11)?\b"
+)
 
 
 @dataclass(frozen=True)
@@ -58,15 +61,34 @@ class CompileGate:
         if shutil.which(self.clang) is None:
             return f"gate unavailable: {self.clang} not found (apt-get install clang-22 libamdhip64-dev)"
         if not (Path(self.rocm_path) / "include" / "hip" / "hip_runtime.h").exists():
-            return f"gate unavailable: no HIP headers under {self.rocm_path}/include (apt-get install libamdhip64-dev)"
+            return (
+                f"gate unavailable: no HIP headers under {self.rocm_path}/include "
+                "(apt-get install libamdhip64-dev)"
+            )
         return None
 
     def command(self, src: Path, obj: Path) -> list[str]:
         offload = [f"--offload-arch={a}" for a in self.arch]
         includes = [f"-I{d}" for d in prelude.lite_include_dirs(shim=False)]
-        return [self.clang, "-x", "hip", *offload, "-nogpulib", f"--rocm-path={self.rocm_path}",
-                "-D__AMDGCN_WAVEFRONT_SIZE=64", "-O3", "-fgpu-rdc", "-std=c++20", "-Wno-unused-command-line-argument",
-                *includes, *self.extra, "-c", str(src), "-o", str(obj)]
+        return [
+            self.clang,
+            "-x",
+            "hip",
+            *offload,
+            "-nogpulib",
+            f"--rocm-path={self.rocm_path}",
+            "-D__AMDGCN_WAVEFRONT_SIZE=64",
+            "-O3",
+            "-fgpu-rdc",
+            "-std=c++20",
+            "-Wno-unused-command-line-argument",
+            *includes,
+            *self.extra,
+            "-c",
+            str(src),
+            "-o",
+            str(obj),
+        ]
 
     def check(self, hip_source: str) -> GateResult:
         """Gate one HIP source (what a candidate passes to load_inline)."""
@@ -83,8 +105,10 @@ class CompileGate:
         if not lite_only:
             return GateResult(False, arch, log, time.perf_counter() - start)
         ok2, log2 = self._compile(scan.device_only(hip_source))
-        note = ("host code set aside (torch API outside torch-lite); device code gated alone. Host errors:\n"
-                + "\n".join(f"  {f}:{line}: {msg}" for f, line, msg in errors[:10]))
+        note = (
+            "host code set aside (torch API outside torch-lite); device code gated alone. Host errors:\n"
+            + "\n".join(f"  {f}:{line}: {msg}" for f, line, msg in errors[:10])
+        )
         return GateResult(ok2, arch, f"{note}\n{log2}".strip(), time.perf_counter() - start, device_only=True)
 
     def check_candidate(self, candidate_py: str) -> GateResult:
@@ -95,13 +119,15 @@ class CompileGate:
         return self.check("\n".join(sources))
 
     def _compile(self, hip_source: str) -> tuple[bool, str]:
-        tu = f'{_CLANG22_COMPAT}{prelude.lite_prelude(hip_source)}#line 1 "{prelude.CANDIDATE_FILE}"\n{hip_source}\n'
+        line = f'#line 1 "{prelude.CANDIDATE_FILE}"\n'
+        tu = f"{_CLANG22_COMPAT}{prelude.lite_prelude(hip_source)}{line}{hip_source}\n"
         with tempfile.TemporaryDirectory(prefix="hipforge-gate-") as tmp:
             src, obj = Path(tmp) / "tu.hip", Path(tmp) / "tu.o"
             src.write_text(tu)
             try:
-                proc = subprocess.run(self.command(src, obj), capture_output=True, text=True,
-                                      timeout=self.timeout_s, cwd=tmp)
+                proc = subprocess.run(
+                    self.command(src, obj), capture_output=True, text=True, timeout=self.timeout_s, cwd=tmp
+                )
             except subprocess.TimeoutExpired:
                 return False, f"gate: clang timed out after {self.timeout_s:.0f} s"
             return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
@@ -141,14 +167,32 @@ def hip_sources(candidate_py: str) -> list[str]:
             joined = value(node.value)
             if joined:
                 names[node.targets[0].id] = "\n".join(joined)
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) == "load_inline":
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "load_inline"
+        ):
             args = {kw.arg: kw.value for kw in node.keywords}
-            positional = dict(zip(("name", "cpp_sources", "cuda_sources"), node.args))
+            positional = dict(zip(("name", "cpp_sources", "cuda_sources"), node.args, strict=False))
             for key in ("cpp_sources", "cuda_sources"):
                 if key in args or key in positional:
                     found += value(args.get(key) or positional[key])
     return found
 
 
-def gate(hip_source: str, arch: Sequence[str] = DEFAULT_ARCH) -> GateResult:
-    return CompileGate(arch=tuple(arch)).check(hip_source)
+def _archs(arch: str | Sequence[str]) -> tuple[str, ...]:
+    return (arch,) if isinstance(arch, str) else tuple(arch)
+
+
+def available() -> bool:
+    """Whether clang-22 and the HIP headers are installed (else every gate says `available=False`)."""
+    return CompileGate().unavailable_reason() is None
+
+
+def gate(hip_source: str, arch: str | Sequence[str] = DEFAULT_ARCH) -> GateResult:
+    """Gate one HIP source for `arch` (one name or several: "gfx950", ("gfx950", "gfx942"))."""
+    return CompileGate(arch=_archs(arch)).check(hip_source)
+
+
+def gate_candidate(candidate_py: str, arch: str | Sequence[str] = DEFAULT_ARCH) -> GateResult:
+    """Gate a KernelBench-format Python candidate (the HIP sources it passes to load_inline)."""
+    return CompileGate(arch=_archs(arch)).check_candidate(candidate_py)

@@ -29,6 +29,7 @@ START_TIMEOUT_S = 300.0  # importing torch on a loaded 2-core machine can be slo
 CLEANUP_S = 60.0  # between a job's result and the server's report that its processes are gone
 TAIL_BYTES = 6000
 PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+_EOF: dict[str, Any] = {}  # the server's events pipe closed (compared by identity: nothing can forge it)
 
 
 def scrubbed_env() -> dict[str, str]:
@@ -77,7 +78,8 @@ class Server:
         os.close(write_fd)
         self._events, self._buffer, self._output = read_fd, b"", bytearray()
         threading.Thread(target=self._drain, daemon=True).start()
-        if (self._next(time.monotonic() + START_TIMEOUT_S) or {}).get("event") != "up":
+        up = self._next(time.monotonic() + START_TIMEOUT_S)
+        if up is None or up is _EOF or up.get("event") != "up":
             self.kill()
             raise RuntimeError(f"the sandbox server did not start: {self._output.decode(errors='replace')}")
 
@@ -86,19 +88,17 @@ class Server:
 
     def run(self, job: dict[str, Any], run_lock: threading.Lock) -> Outcome:
         """Send a job, apply the compile and run deadlines, hold ``run_lock`` while it is timed."""
-        assert self.proc.stdin is not None
         self._output.clear()
-        self.proc.stdin.write(json.dumps(job).encode() + b"\n")
-        self.proc.stdin.flush()
         phase, deadline = "compile", time.monotonic() + job["compile_timeout_s"]
         result, held = None, False
         try:
+            self._send(json.dumps(job).encode() + b"\n")
             while True:
                 event = self._next(deadline)
-                if event is None or event.get("nonce") != job["nonce"]:
-                    if event is None or event.get("event") == "eof":
-                        self.kill()
-                        return Outcome(result, None, phase, event is None, self.tail())
+                if event is None or event is _EOF:
+                    self.kill()
+                    return Outcome(result, None, phase, event is None, self.tail())
+                if event.get("nonce") != job["nonce"]:
                     continue  # a line the candidate forged: it cannot know the nonce
                 kind = event["event"]
                 if kind == "phase":
@@ -107,26 +107,41 @@ class Server:
                     run_lock.acquire()
                     held, phase = True, "check"
                     deadline = time.monotonic() + job["run_timeout_s"]
-                    self.proc.stdin.write(b"go\n")
-                    self.proc.stdin.flush()
+                    self._send(b"go\n")
                 elif kind == "result":
                     result, deadline = event["data"], time.monotonic() + CLEANUP_S
                 elif kind == "exit":
                     return Outcome(result, event, phase, False, self.tail())
+        except BrokenPipeError:  # the server died between jobs
+            self.kill()
+            return Outcome(None, None, phase, False, self.tail())
         finally:
             if held:
                 run_lock.release()
+
+    def _send(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
 
     def tail(self) -> str:
         return bytes(self._output[-TAIL_BYTES:]).decode(errors="replace")
 
     def kill(self) -> None:
-        """Kill the whole session; in namespace mode that takes down the PID namespace too."""
+        """Kill the whole session; in namespace mode that takes down the PID namespace too, and we
+        wait until its init (the server) is gone: the kernel reaps the namespace before it."""
+        inits = _children(self.proc.pid) if self.mode == "namespaces" else []
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
             pass
         self.proc.wait()
+        if self._events >= 0:
+            os.close(self._events)
+            self._events = -1
+        deadline = time.monotonic() + 30
+        while any(os.path.exists(f"/proc/{pid}") for pid in inits) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def _drain(self) -> None:
         assert self.proc.stdout is not None
@@ -143,7 +158,7 @@ class Server:
                 return None
             chunk = os.read(self._events, 1 << 16)
             if not chunk:
-                return {"event": "eof"}
+                return _EOF
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         if not line.strip():
@@ -175,7 +190,7 @@ def enter_isolation(job: dict[str, Any]) -> list[str]:
     os.makedirs(cache, exist_ok=True)
     if ns:
         os.chown(cache, -1, job["gid"])
-        os.chmod(cache, 0o2775)  # the slots' uids share a group, so one slot can take another's build lock
+        os.chmod(cache, 0o2775)  # root keeps the cache; the sandbox user (its group) may build into it
         mechanisms += ["netns", "pidns", "mountns", *_private_mounts(job)]
     limits = {resource.RLIMIT_CORE: 0, resource.RLIMIT_FSIZE: job["max_file_mb"] << 20}
     if job["address_limit_mb"]:
@@ -345,7 +360,7 @@ def _cleanup(job: dict[str, Any], pid: int) -> None:
         os.waitpid(killer, 0)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        for child in _children():
+        for child in _children(os.getpid()):
             try:
                 os.kill(child, signal.SIGKILL)
             except OSError:
@@ -359,11 +374,11 @@ def _cleanup(job: dict[str, Any], pid: int) -> None:
     shutil.rmtree(job["workdir"], ignore_errors=True)
 
 
-def _children() -> list[int]:
+def _children(pid: int) -> list[int]:
     pids: list[int] = []
-    for tid in os.listdir("/proc/self/task"):
+    for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/self/task/{tid}/children") as f:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
                 pids += [int(p) for p in f.read().split()]
         except OSError:
             pass

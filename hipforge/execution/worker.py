@@ -57,7 +57,7 @@ def make_backend(cfg: EvalConfig) -> Any:
     if cfg.backend == "cuda":
         from hipforge.execution.cuda.backend import CudaBackend
 
-        return CudaBackend()
+        return CudaBackend(arch=cfg.arch) if cfg.arch.startswith("sm_") else CudaBackend()
     if cfg.backend == "rocm":
         from hipforge.execution.rocm.backend import RocmBackend
 
@@ -92,6 +92,8 @@ class _Run:
         import torch
         import torch.utils.cpp_extension
 
+        if self.cfg.gate:
+            self.gate()
         torch.utils.cpp_extension.load_inline = self.load_inline
         self.before = dyn.snapshot()
         self.threads.update(threading.enumerate())
@@ -115,6 +117,20 @@ class _Run:
         emit({"event": "phase", "phase": "time"})
         self.time(new)
 
+    def gate(self) -> None:
+        """The gfx950 device-code gate (clang), here in the sandbox: an #include can read files."""
+        from hipforge.execution.gate import CompileGate
+
+        arch = self.cfg.arch if self.cfg.arch.startswith("gfx") else "gfx950"  # sm_90 names a cuda build
+        gate = CompileGate(arch=(arch,))
+        if reason := gate.unavailable_reason():
+            self.res["gate_log"] = reason
+            return
+        result = gate.check_candidate(self.job["candidate_source"])
+        self.res.update(gate_log=result.log, gate_ok=result.ok)
+        if not result.ok:
+            raise Stop("compile_error", f"the {arch} compile gate rejects the HIP source", phase="gate")
+
     def load_inline(self, *args: Any, **kwargs: Any) -> Any:
         """Stands in for torch's: the backend builds the source for its toolchain."""
         from hipforge.execution.backend import CompileError
@@ -128,7 +144,8 @@ class _Run:
                 raise
             finally:  # threads the backend keeps (a build pool) are not the candidate's
                 self.threads.update(set(threading.enumerate()) - started)
-            self.builds.append(f"{kwargs.get('name', args[0] if args else '?')}: {_build_note(module)}")
+            info = getattr(module, "__hipforge_build__", None) or getattr(self.backend, "last_build", None)
+            self.builds.append(f"{kwargs.get('name', args[0] if args else '?')}: {_build_note(info)}")
             return self.exts.wrap(module)
 
     def build(self) -> Any:
@@ -248,10 +265,9 @@ class _Run:
                         phase="done")
 
 
-def _build_note(module: Any) -> str:
+def _build_note(info: dict[str, Any] | None) -> str:
     """What the backend says about a build (cache hit, seconds, fallbacks), if it says anything."""
-    info = getattr(module, "__hipforge_build__", None) or {}
-    return ", ".join(f"{k}={v}" for k, v in info.items() if not isinstance(v, dict | list)) or "built"
+    return ", ".join(f"{k}={v}" for k, v in (info or {}).items() if not isinstance(v, dict | list)) or "built"
 
 
 def _compare(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> dict[str, Any]:

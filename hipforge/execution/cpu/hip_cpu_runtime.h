@@ -308,7 +308,22 @@ struct hipDeviceProp_t {
   int integrated;
 };
 
-// ---------------------------------------------------------------- scheduler
+// ---------------------------------------------------------------- scheduler API
+// Header-only by default. With HIPCPU_EXTERN_RUNTIME the scheduler is not compiled into the
+// including file but taken from a library built once with HIPCPU_BUILD_RUNTIME (the cpu
+// backend does so: it saves ~1.5 s of g++ time per kernel). The inline namespace keeps the
+// 32- and 64-wide runtimes apart when both are loaded into one process.
+#if defined(HIPCPU_BUILD_RUNTIME)
+#define HIPCPU_API __attribute__((visibility("default")))
+#elif defined(HIPCPU_EXTERN_RUNTIME)
+#define HIPCPU_API
+#else
+#define HIPCPU_API inline
+#endif
+#define HIPCPU_NS_CAT2(a, b) a##b
+#define HIPCPU_NS_CAT(a, b) HIPCPU_NS_CAT2(a, b)
+#define HIPCPU_ABI_NS HIPCPU_NS_CAT(wave, HIPCPU_WARP_SIZE)
+
 namespace hip_cpu {
 
 [[noreturn]] inline void fatal(const char* fmt, ...) {
@@ -328,6 +343,34 @@ inline hipError_t set_error(hipError_t e) {
   return e;
 }
 
+inline namespace HIPCPU_ABI_NS {
+namespace detail {
+struct Launch {
+  void (*fn)(void*);                                     // runs one GPU thread
+  void* ctx;
+  void (*set_thread)(const dim3*);                       // sets threadIdx (the kernel's own TLS)
+  void (*set_block)(const dim3*, const dim3*, const dim3*);  // blockIdx, blockDim, gridDim
+  dim3 grid, block;
+  size_t shmem;
+  const char* kname;
+  const char* file;
+  int line;
+};
+HIPCPU_API void run_grid(const Launch& L);  // synchronous
+HIPCPU_API bool in_kernel();
+HIPCPU_API int64_t barrier(const char* file, int line, int64_t contribution);  // sum of contributions
+HIPCPU_API uint64_t warp_arrive(const char* file, int line, uint64_t value);  // id of the released group
+HIPCPU_API bool lane_value(uint32_t lane, uint64_t id, uint64_t* out);  // false: lane was inactive
+HIPCPU_API unsigned lane_id();
+HIPCPU_API void* dynamic_shared();
+}  // namespace detail
+}  // namespace HIPCPU_ABI_NS
+}  // namespace hip_cpu
+
+#if !defined(HIPCPU_EXTERN_RUNTIME) || defined(HIPCPU_BUILD_RUNTIME)
+// ---------------------------------------------------------------- scheduler implementation
+namespace hip_cpu {
+inline namespace HIPCPU_ABI_NS {
 namespace detail {
 
 enum : uint8_t { kNotStarted, kRunning, kRunnable, kAtBarrier, kAtWarpOp, kExited };
@@ -414,16 +457,6 @@ struct Warp {
   uint32_t at_op;    // lanes at a warp op
 };
 
-struct Launch {
-  void (*fn)(void*);
-  void* ctx;
-  dim3 grid, block;
-  size_t shmem;
-  const char* kname;
-  const char* file;
-  int line;
-};
-
 class StackPool {
  public:
   ~StackPool() {
@@ -464,6 +497,7 @@ struct Block {
   uint32_t cur = 0;
   Context main_ctx;
   char* smem = nullptr;
+  dim3 bidx;
   size_t smem_cap = 0;
 
   ~Block() { std::free(smem); }
@@ -485,8 +519,6 @@ struct Block {
       if (!smem) fatal("cannot allocate %zu bytes of dynamic shared memory", launch.shmem);
     }
     tl_dyn_smem = smem;
-    blockDim = b;
-    gridDim = launch.grid;
   }
 
   void reset() {
@@ -503,7 +535,7 @@ struct Block {
 
   void set_current(uint32_t t) {
     cur = t;
-    threadIdx = coord[t];
+    L->set_thread(&coord[t]);
   }
 
   void run_thread(uint32_t t) {
@@ -683,7 +715,7 @@ struct Block {
     int off = std::snprintf(buf, sizeof buf,
                             "deadlock in kernel '%s' (launched at %s:%d), block (%u,%u,%u): barrier at line %d can never "
                             "release:",
-                            L->kname, L->file, L->line, blockIdx.x, blockIdx.y, blockIdx.z, sites.empty() ? -1 : sites[0].line);
+                            L->kname, L->file, L->line, bidx.x, bidx.y, bidx.z, sites.empty() ? -1 : sites[0].line);
     for (const Site& x : sites) {
       if (off >= (int)sizeof buf - 1) break;
       off += std::snprintf(buf + off, sizeof buf - off, " %u thread(s) wait at %s %s:%d;", x.count, x.what, x.file, x.line);
@@ -725,7 +757,8 @@ inline void run_blocks(const Launch& L, std::atomic<uint64_t>& next, uint64_t nb
   for (;;) {
     const uint64_t i = next.fetch_add(1, std::memory_order_relaxed);
     if (i >= nblocks) break;
-    blockIdx = dim3(uint32_t(i % gx), uint32_t((i / gx) % L.grid.y), uint32_t(i / gxy));
+    b.bidx = dim3(uint32_t(i % gx), uint32_t((i / gx) % L.grid.y), uint32_t(i / gxy));
+    L.set_block(&b.bidx, &L.block, &L.grid);
     b.run_block();
   }
   tl_block = nullptr;
@@ -749,9 +782,36 @@ inline Block& current_block(const char* what) {
   return *b;
 }
 
-}  // namespace detail
+HIPCPU_API void run_grid(const Launch& L) {
+  const uint64_t nblocks = uint64_t(L.grid.x) * L.grid.y * L.grid.z;
+  std::atomic<uint64_t> next{0};
+  const unsigned nw = unsigned(std::min<uint64_t>(num_workers(), nblocks));
+  std::vector<std::thread> pool;
+  pool.reserve(nw ? nw - 1 : 0);
+  for (unsigned i = 1; i < nw; ++i) pool.emplace_back([&] { run_blocks(L, next, nblocks); });
+  run_blocks(L, next, nblocks);
+  for (auto& t : pool) t.join();
+}
+HIPCPU_API bool in_kernel() { return tl_block != nullptr; }
+HIPCPU_API int64_t barrier(const char* file, int line, int64_t contribution) {
+  return current_block("__syncthreads()").barrier(file, line, contribution);
+}
+HIPCPU_API uint64_t warp_arrive(const char* file, int line, uint64_t value) {
+  return current_block("a warp operation").warp_arrive(file, line, value);
+}
+HIPCPU_API bool lane_value(uint32_t lane, uint64_t id, uint64_t* out) { return tl_block->lane_value(lane, id, out); }
+HIPCPU_API unsigned lane_id() { return tl_block ? tl_block->cur % HIPCPU_WARP_SIZE : 0u; }
+HIPCPU_API void* dynamic_shared() { return tl_dyn_smem; }
 
-inline void* dynamic_shared() { return detail::tl_dyn_smem; }
+}  // namespace detail
+}  // namespace HIPCPU_ABI_NS
+}  // namespace hip_cpu
+#endif  // scheduler implementation
+
+// ---------------------------------------------------------------- launches, block and warp ops
+namespace hip_cpu {
+
+inline void* dynamic_shared() { return detail::dynamic_shared(); }
 
 // `extern __shared__ T name[];` at namespace scope becomes `static dynamic_shared_array<T> name;`.
 template <class T>
@@ -771,23 +831,34 @@ inline bool valid_dims(dim3 grid, dim3 block, size_t shmem) {
   return shmem <= HIPCPU_MAX_DYNAMIC_SHARED;
 }
 
+inline void set_thread_coords(const dim3* t) { threadIdx = *t; }
+inline void set_block_coords(const dim3* b, const dim3* bd, const dim3* gd) {
+  blockIdx = *b;
+  blockDim = *bd;
+  gridDim = *gd;
+}
+
 // Launch `body` (a callable run once per GPU thread) on the grid; synchronous.
 template <class Body>
 inline void launch_body(const char* kname, const char* file, int line, dim3 grid, dim3 block, size_t shmem, Body& body) {
-  if (detail::tl_block) fatal("kernel '%s' launched from inside a kernel (%s:%d)", kname, file, line);
+  if (detail::in_kernel()) fatal("kernel '%s' launched from inside a kernel (%s:%d)", kname, file, line);
   if (!valid_dims(grid, block, shmem)) {
     set_error(hipErrorInvalidConfiguration);
     return;
   }
-  detail::Launch L{[](void* c) { (*static_cast<Body*>(c))(); }, &body, grid, block, shmem, kname, file, line};
-  const uint64_t nblocks = uint64_t(grid.x) * grid.y * grid.z;
-  std::atomic<uint64_t> next{0};
-  const unsigned nw = unsigned(std::min<uint64_t>(detail::num_workers(), nblocks));
-  std::vector<std::thread> pool;
-  pool.reserve(nw ? nw - 1 : 0);
-  for (unsigned i = 1; i < nw; ++i) pool.emplace_back([&] { detail::run_blocks(L, next, nblocks); });
-  detail::run_blocks(L, next, nblocks);
-  for (auto& t : pool) t.join();
+  const detail::Launch L{[](void* c) { (*static_cast<Body*>(c))(); },
+                         &body,
+                         &set_thread_coords,
+                         &set_block_coords,
+                         grid,
+                         block,
+                         shmem,
+                         kname,
+                         file,
+                         line};
+  const dim3 saved[4] = {threadIdx, blockIdx, blockDim, gridDim};
+  detail::run_grid(L);
+  threadIdx = saved[0], blockIdx = saved[1], blockDim = saved[2], gridDim = saved[3];
 }
 
 // k<<<grid, block, shmem, stream>>>(args...) and hipLaunchKernelGGL both land here. The
@@ -800,22 +871,19 @@ inline void launch(const char* kname, const char* file, int line, dim3 grid, dim
   launch_body(kname, file, line, grid, block, shmem, body);
 }
 
-// ---------------------------------------------------------------- block and warp ops
 inline void syncthreads(const char* file, int line) {
   HIPCPU_COMPILER_BARRIER();
-  detail::current_block("__syncthreads()").barrier(file, line, 0);
+  detail::barrier(file, line, 0);
   HIPCPU_COMPILER_BARRIER();
 }
 inline int syncthreads_count(const char* file, int line, int pred) {
   HIPCPU_COMPILER_BARRIER();
-  const int64_t r = detail::current_block("__syncthreads_count()").barrier(file, line, pred != 0);
+  const int64_t r = detail::barrier(file, line, pred != 0);
   HIPCPU_COMPILER_BARRIER();
   return int(r);
 }
 
-inline unsigned lane_id() {
-  return detail::tl_block ? detail::tl_block->cur % HIPCPU_WARP_SIZE : 0u;
-}
+inline unsigned lane_id() { return detail::lane_id(); }
 
 template <class T>
 inline uint64_t to_bits(T v) {
@@ -835,10 +903,9 @@ inline T from_bits(uint64_t u) {
 template <class T>
 inline T shfl_index(const char* file, int line, T var, int src) {
   HIPCPU_COMPILER_BARRIER();
-  detail::Block& b = detail::current_block("warp shuffle");
-  const uint64_t id = b.warp_arrive(file, line, to_bits(var));
+  const uint64_t id = detail::warp_arrive(file, line, to_bits(var));
   uint64_t u = 0;
-  T out = b.lane_value(uint32_t(src), id, &u) ? from_bits<T>(u) : T{};
+  T out = detail::lane_value(uint32_t(src), id, &u) ? from_bits<T>(u) : T{};
   HIPCPU_COMPILER_BARRIER();
   return out;
 }
@@ -869,51 +936,113 @@ inline T shfl_xor(const char* file, int line, T var, int mask, int width = warpS
   if (index >= ((self + width) & ~(width - 1))) index = self;
   return shfl_index(file, line, var, index);
 }
+// The value of the lowest active lane (__builtin_amdgcn_readfirstlane).
+template <class T>
+inline T read_first_lane(const char* file, int line, T var) {
+  HIPCPU_COMPILER_BARRIER();
+  const uint64_t id = detail::warp_arrive(file, line, to_bits(var));
+  uint64_t u = 0;
+  for (uint32_t l = 0; l < HIPCPU_WARP_SIZE; ++l)
+    if (detail::lane_value(l, id, &u)) break;
+  HIPCPU_COMPILER_BARRIER();
+  return from_bits<T>(u);
+}
 
-inline unsigned long long ballot(const char* file, int line, int pred) {
+// Lanes that took part in a warp op and their predicates: (active mask, ballot mask).
+inline std::pair<unsigned long long, unsigned long long> warp_vote(const char* file, int line, int pred) {
   HIPCPU_COMPILER_BARRIER();
-  detail::Block& b = detail::current_block("__ballot()");
-  const uint64_t id = b.warp_arrive(file, line, pred != 0);
-  unsigned long long mask = 0;
+  const uint64_t id = detail::warp_arrive(file, line, pred != 0);
+  unsigned long long active = 0, ballot = 0;
   for (uint32_t l = 0; l < HIPCPU_WARP_SIZE; ++l) {
     uint64_t u;
-    if (b.lane_value(l, id, &u) && u) mask |= 1ull << l;
+    if (!detail::lane_value(l, id, &u)) continue;
+    active |= 1ull << l;
+    if (u) ballot |= 1ull << l;
   }
   HIPCPU_COMPILER_BARRIER();
-  return mask;
+  return {active, ballot};
 }
-inline unsigned long long active_mask(const char* file, int line) {
-  HIPCPU_COMPILER_BARRIER();
-  detail::Block& b = detail::current_block("__activemask()");
-  const uint64_t id = b.warp_arrive(file, line, 1);
-  unsigned long long mask = 0;
-  for (uint32_t l = 0; l < HIPCPU_WARP_SIZE; ++l) {
-    uint64_t u;
-    if (b.lane_value(l, id, &u)) mask |= 1ull << l;
-  }
-  HIPCPU_COMPILER_BARRIER();
-  return mask;
-}
-inline int warp_any(const char* file, int line, int pred) { return ballot(file, line, pred) != 0; }
+inline unsigned long long ballot(const char* file, int line, int pred) { return warp_vote(file, line, pred).second; }
+inline unsigned long long active_mask(const char* file, int line) { return warp_vote(file, line, 1).first; }
+inline int warp_any(const char* file, int line, int pred) { return warp_vote(file, line, pred).second != 0; }
 inline int warp_all(const char* file, int line, int pred) {
-  HIPCPU_COMPILER_BARRIER();
-  detail::Block& b = detail::current_block("__all()");
-  const uint64_t id = b.warp_arrive(file, line, pred != 0);
-  int all = 1;
-  for (uint32_t l = 0; l < HIPCPU_WARP_SIZE; ++l) {
-    uint64_t u;
-    if (b.lane_value(l, id, &u) && !u) all = 0;
-  }
-  HIPCPU_COMPILER_BARRIER();
-  return all;
+  const auto v = warp_vote(file, line, pred);
+  return v.first == v.second;
 }
 inline void syncwarp(const char* file, int line) {
   HIPCPU_COMPILER_BARRIER();
-  detail::current_block("__syncwarp()").warp_arrive(file, line, 0);
+  detail::warp_arrive(file, line, 0);
   HIPCPU_COMPILER_BARRIER();
 }
 
 }  // namespace hip_cpu
+
+// ---------------------------------------------------------------- cooperative groups (subset)
+// this_thread_block() and tiled_partition<N>() with their sync/shuffle/vote members. Grid-wide
+// groups are not supported (blocks of a grid do not run concurrently here).
+namespace cooperative_groups {
+class thread_block {
+ public:
+  void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const { ::hip_cpu::syncthreads(file, line); }
+  unsigned thread_rank() const { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+  unsigned size() const { return blockDim.x * blockDim.y * blockDim.z; }
+  unsigned num_threads() const { return size(); }
+  dim3 group_index() const { return blockIdx; }
+  dim3 thread_index() const { return threadIdx; }
+  dim3 group_dim() const { return blockDim; }
+  dim3 dim_threads() const { return blockDim; }
+};
+inline thread_block this_thread_block() { return {}; }
+
+template <unsigned N>
+class thread_block_tile {
+  static_assert(N > 0 && (N & (N - 1)) == 0 && N <= HIPCPU_WARP_SIZE, "tile size: a power of two up to warpSize");
+
+ public:
+  void sync(const char* file = __builtin_FILE(), int line = __builtin_LINE()) const { ::hip_cpu::syncwarp(file, line); }
+  unsigned thread_rank() const { return ::hip_cpu::lane_id() % N; }
+  unsigned size() const { return N; }
+  unsigned num_threads() const { return N; }
+  unsigned meta_group_rank() const { return this_thread_block().thread_rank() / N; }
+  unsigned meta_group_size() const { return (this_thread_block().size() + N - 1) / N; }
+  template <class T>
+  T shfl(T v, int src, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+    return ::hip_cpu::shfl(file, line, v, src, int(N));
+  }
+  template <class T>
+  T shfl_down(T v, unsigned d, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+    return ::hip_cpu::shfl_down(file, line, v, d, int(N));
+  }
+  template <class T>
+  T shfl_up(T v, unsigned d, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+    return ::hip_cpu::shfl_up(file, line, v, d, int(N));
+  }
+  template <class T>
+  T shfl_xor(T v, int m, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+    return ::hip_cpu::shfl_xor(file, line, v, m, int(N));
+  }
+  unsigned long long ballot(int p, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+    const unsigned base = (::hip_cpu::lane_id() / N) * N;
+    const unsigned long long tile_mask = N >= 64 ? ~0ull : ((1ull << N) - 1);
+    return (::hip_cpu::ballot(file, line, p) >> base) & tile_mask;
+  }
+  bool any(int p, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const { return ballot(p, file, line) != 0; }
+  bool all(int p, const char* file = __builtin_FILE(), int line = __builtin_LINE()) const {
+    const unsigned base = (::hip_cpu::lane_id() / N) * N;
+    const unsigned long long tile_mask = N >= 64 ? ~0ull : ((1ull << N) - 1);
+    const auto v = ::hip_cpu::warp_vote(file, line, p);
+    return ((v.first >> base) & tile_mask) == ((v.second >> base) & tile_mask);
+  }
+};
+template <unsigned N, class Parent>
+inline thread_block_tile<N> tiled_partition(const Parent&) {
+  return {};
+}
+template <class Group>
+inline void sync(const Group& g, const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+  g.sync(file, line);
+}
+}  // namespace cooperative_groups
 
 // Call-site capturing macros: a barrier that can never release names its line.
 #define __syncthreads() ::hip_cpu::syncthreads(__FILE__, __LINE__)
@@ -937,6 +1066,10 @@ inline void syncwarp(const char* file, int line) {
 #define __activemask() ::hip_cpu::active_mask(__FILE__, __LINE__)
 #define __syncwarp(...) ::hip_cpu::syncwarp(__FILE__, __LINE__)
 #define __lane_id() ::hip_cpu::lane_id()
+#define __builtin_amdgcn_readfirstlane(x) ::hip_cpu::read_first_lane(__FILE__, __LINE__, (x))
+#define __builtin_amdgcn_ds_bpermute(addr, x) ::hip_cpu::shfl_index(__FILE__, __LINE__, (x), int(addr) >> 2)
+#define __builtin_amdgcn_wave_barrier() ::hip_cpu::syncwarp(__FILE__, __LINE__)
+#define __builtin_amdgcn_s_barrier() ::hip_cpu::syncthreads(__FILE__, __LINE__)
 
 #define hipLaunchKernelGGL(kernel, grid, block, shmem, stream, ...)                              \
   ::hip_cpu::launch(#kernel, __FILE__, __LINE__, grid, block, shmem, stream,                     \

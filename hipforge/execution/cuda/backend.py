@@ -4,9 +4,10 @@ Two ways to build, same result (a module whose attributes are the `functions`):
 - lite (default, ~1-3 s cold): the HIP source, prefixed with torch-lite (prelude.py), goes through
   nvcc alone; one `extern "C"` trampoline per function; a plain shared library loaded with ctypes;
   the runtime's generic binder makes the Python callables. No candidate compiles torch or pybind11.
-- full (~50 s, torch's own path): torch's load_inline with the source as `cuda_sources`, the shim on
-  the include path, the functions declared in `cpp_sources`. Used for sources that bind themselves
-  (PYBIND11_MODULE, no `functions`) and as the fallback when torch-lite lacks an API a source uses.
+- full (~30 s on the H200 host, torch's own path): torch's load_inline with the source as
+  `cuda_sources`, the shim on the include path, the functions declared in `cpp_sources`. Used for
+  sources that bind themselves (PYBIND11_MODULE, no `functions`) and as the fallback when torch-lite
+  lacks an API a source uses.
 The candidate's CXX never picks a compiler: nvcc and the host compiler come from the Toolchain.
 """
 
@@ -16,24 +17,26 @@ import concurrent.futures
 import ctypes
 import os
 import re
-import threading
 import time
 import types
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
-from hipforge.execution.cuda import prelude, runtime, source
+from hipforge.execution.cuda import full, prelude, runtime
 from hipforge.execution.cuda.toolchain import Toolchain, run, tool_version
 
 # what in a lite compile error means "torch-lite lacks this torch API", not "the candidate is wrong"
-LITE_GAP = re.compile(r'hipforge_lite|namespace "(?:torch|at|c10)(?:::\w+)*" has no member|'
-                      r'"(?:torch|at|c10|pybind11|py)::|/torch/include/|'
-                      r'cannot open source file "(?:torch|ATen|c10|pybind11|caffe2)/|"(?:py|pybind11)" is undefined')
+LITE_GAP = re.compile(
+    r'namespace "(?:torch|at|c10)(?:::\w+)*" has no member|class "hipforge_lite::[\w:]+" has no member|'
+    r'no instance of (?:overloaded function|constructor|function template) "hipforge_lite::|'
+    r"hipforge_lite: unsupported|hipforge_torchlite\w*\.h\(\d+\): error|/torch/include/\S*\(\d+\): error|"
+    r'cannot open source file "(?:torch|ATen|c10|pybind11|caffe2)/|'
+    r'identifier "(?:py|pybind11|torch|at|c10|TORCH_\w+|AT_\w+|C10_\w+)" is undefined'
+)
 SELF_BINDING = re.compile(r"\bPYBIND11_MODULE\b|\bTORCH_LIBRARY(?:_IMPL)?\b|\bpybind11\b|\bpy::")
 _FLAGS_OK = re.compile(r"^(?:-O[0-3s]|-D\w+(?:=\S*)?|-U\w+|--use_fast_math|-lineinfo)$")
-_env_lock = threading.Lock()
 
 
 def _as_list(value: str | Sequence[str] | None) -> list[str]:
@@ -61,8 +64,14 @@ class CudaBackend:
     name = "cuda"
     torch_device = "cuda"
 
-    def __init__(self, arch: str = "sm_90", cache: CompileCache | None = None, nvcc: str = "nvcc",
-                 host_cxx: str | None = None, mode: str = "auto") -> None:
+    def __init__(
+        self,
+        arch: str = "sm_90",
+        cache: CompileCache | None = None,
+        nvcc: str = "nvcc",
+        host_cxx: str | None = None,
+        mode: str = "auto",
+    ) -> None:
         if mode not in ("auto", "lite", "full"):
             raise ValueError(f"mode must be auto, lite or full, not {mode!r}")
         self.toolchain = Toolchain(nvcc=nvcc, arch=arch, **({"host_cxx": host_cxx} if host_cxx else {}))
@@ -71,29 +80,38 @@ class CudaBackend:
         self._modules: dict[tuple[str, str], types.ModuleType] = {}
 
     # -- protocol ------------------------------------------------------------------------------
-    def load_inline(self, name: str, cpp_sources: str | Sequence[str], cuda_sources: str | Sequence[str] | None = None,
-                    functions: str | Sequence[str] | None = None, **kwargs: object) -> types.ModuleType:
+    def load_inline(
+        self,
+        name: str,
+        cpp_sources: str | Sequence[str],
+        cuda_sources: str | Sequence[str] | None = None,
+        functions: str | Sequence[str] | None = None,
+        **kwargs: object,
+    ) -> types.ModuleType:
         start = time.perf_counter()
         src = "\n".join(_as_list(cpp_sources) + _as_list(cuda_sources))
         names = function_names(functions)
         flags = nvcc_flags(kwargs)
         reason = None
         if self.mode == "full" or not names or SELF_BINDING.search(src):
-            reason = "mode full" if self.mode == "full" else "the source binds itself (pybind11 / no functions)"
+            reason = (
+                "mode full" if self.mode == "full" else "the source binds itself (pybind11 / no functions)"
+            )
         else:
             try:
                 module = self._lite(name, src, names, flags)
                 return self._finish(module, start)
             except CompileError as err:
                 if self.mode == "lite" or not LITE_GAP.search(err.log):
-                    raise
+                    raise CompileError(str(err), err.log.replace("hipforge_lite::", "at::")) from None
                 reason = "torch-lite lacks an API the source uses: " + _first_error(err.log)
-        module = self._full(name, src, names, flags)
+        module = full.build(self.toolchain, self.cache, name, src, names, flags)
         module.__hipforge_build__["fallback_reason"] = reason
         return self._finish(module, start)
 
     def warm(self) -> float:
-        """Build the runtime now (once per torch install; ~30-70 s) so candidates never wait for it."""
+        """Build the runtime now so candidates never wait for it: once per torch install
+        (23 s on the H200 host, 70-100 s on a busy 2-core machine)."""
         start = time.perf_counter()
         runtime.load(runtime.build(self.toolchain, self.cache)[0])
         return time.perf_counter() - start
@@ -103,8 +121,15 @@ class CudaBackend:
         tc = self.toolchain
         tu = prelude.lite_translation_unit(src, names)
         rt_key = runtime.runtime_key(tc)
-        key = cache_key(kind="cuda-lite", tu=tu, flags=flags, arch=tc.arch, nvcc=tool_version(tc.nvcc),
-                        cxx=tool_version(tc.host_cxx), runtime=rt_key)
+        key = cache_key(
+            kind="cuda-lite",
+            tu=tu,
+            flags=flags,
+            arch=tc.arch,
+            nvcc=tool_version(tc.nvcc),
+            cxx=tool_version(tc.host_cxx),
+            runtime=rt_key,
+        )
         if (key, name) in self._modules:
             return self._modules[(key, name)]
         timings: dict[str, float] = {}
@@ -113,12 +138,17 @@ class CudaBackend:
             (tmp / "candidate.cu").write_text(tu)
             with concurrent.futures.ThreadPoolExecutor(1) as pool:  # runtime build overlaps nvcc
                 rt = pool.submit(runtime.build, tc, self.cache)
-                cmd = tc.compile_candidate(tmp / "candidate.cu", tmp / "candidate.o",
-                                           prelude.lite_include_dirs(shim=True), flags)
+                cmd = tc.compile_candidate(
+                    tmp / "candidate.cu", tmp / "candidate.o", prelude.lite_include_dirs(shim=True), flags
+                )
                 timings["nvcc_s"], log = run(cmd, "nvcc", tc.timeout_s, cwd=tmp)
                 rt_dir, _, timings["runtime_build_s"] = rt.result()
-            timings["link_s"], _ = run(tc.link_candidate(tmp / "candidate.o", tmp / "candidate.so", rt_dir,
-                                                         runtime.FILE), "link", tc.timeout_s, cwd=tmp)
+            timings["link_s"], _ = run(
+                tc.link_candidate(tmp / "candidate.o", tmp / "candidate.so", rt_dir, runtime.FILE),
+                "link",
+                tc.timeout_s,
+                cwd=tmp,
+            )
             (tmp / "build.log").write_text(log)
             (tmp / "runtime_dir").write_text(str(rt_dir))
 
@@ -137,48 +167,15 @@ class CudaBackend:
             setattr(module, fn, rt.bind(fn, address, ret, [a for a in args.split(",") if a]))
         module.__file__ = str(path / "candidate.so")
         module._hipforge_lib = lib  # keeps the library (and the trampolines) alive with the module
-        module.__hipforge_build__ = {"backend": "cuda", "mode": "lite", "cached": hit, "arch": tc.arch,
-                                     "key": key, **timings}
+        module.__hipforge_build__ = {
+            "backend": "cuda",
+            "mode": "lite",
+            "cached": hit,
+            "arch": tc.arch,
+            "key": key,
+            **timings,
+        }
         self._modules[(key, name)] = module
-        return module
-
-    # -- full (torch's load_inline) --------------------------------------------------------------
-    def _full(self, name: str, src: str, names: list[str], flags: list[str]) -> types.ModuleType:
-        from torch.utils import cpp_extension
-
-        tc = self.toolchain
-        decls = []
-        for fn in names:
-            found = source.host_function(src, fn)
-            if found is None:
-                raise CompileError(f"function {fn} is not defined in the source", f"no definition of {fn}(...)")
-            decls.append(found.declaration())
-        cuda_flags = [tc.opt, f"-arch={tc.arch}", "-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__",
-                      "-U__CUDA_NO_BFLOAT16_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__", *flags]
-        key = cache_key(kind="cuda-full", src=src, decls=decls, names=names, flags=cuda_flags,
-                        nvcc=tool_version(tc.nvcc), cxx=tool_version(tc.host_cxx), torch=runtime.runtime_key(tc))
-        modname = f"{re.sub(r'[^A-Za-z0-9_]', '_', name)}_{key[:12]}"
-        loaded: dict[str, types.ModuleType] = {}
-
-        def build(tmp: Path) -> None:
-            with _env_lock:
-                saved = {k: os.environ.get(k) for k in ("CXX", "TORCH_CUDA_ARCH_LIST")}
-                os.environ["CXX"] = tc.host_cxx  # never the candidate's hipcc
-                os.environ["TORCH_CUDA_ARCH_LIST"] = _arch_list(tc.arch)
-                try:
-                    loaded["m"] = cpp_extension.load_inline(
-                        name=modname, cpp_sources=["\n".join(decls)], cuda_sources=[src], functions=names or None,
-                        extra_include_paths=[str(prelude.SHIM_INCLUDE)], extra_cuda_cflags=cuda_flags,
-                        extra_cflags=["-O2"], build_directory=str(tmp), verbose=False, with_cuda=True)
-                except Exception as exc:  # torch raises RuntimeError carrying the ninja/compiler output
-                    raise CompileError("torch load_inline (full mode) failed", str(exc)) from exc
-                finally:
-                    for k, v in saved.items():
-                        os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-
-        path, hit = self.cache.get_or_build(key, build)
-        module = loaded.get("m") or _import_extension(modname, path / f"{modname}.so")
-        module.__hipforge_build__ = {"backend": "cuda", "mode": "full", "cached": hit, "arch": tc.arch, "key": key}
         return module
 
     @staticmethod
@@ -187,24 +184,8 @@ class CudaBackend:
         return module
 
 
-def _arch_list(arch: str) -> str:
-    digits = arch.split("_")[-1]
-    return f"{digits[:-1]}.{digits[-1]}"
-
-
 def _first_error(log: str) -> str:
     for line in log.splitlines():
         if "error" in line:
             return line.strip()[:300]
     return log.strip()[:300]
-
-
-def _import_extension(modname: str, path: Path) -> types.ModuleType:
-    import importlib.machinery
-    import importlib.util
-
-    loader = importlib.machinery.ExtensionFileLoader(modname, str(path))
-    spec = importlib.util.spec_from_file_location(modname, str(path), loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module

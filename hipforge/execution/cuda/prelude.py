@@ -65,8 +65,13 @@ _STD = {
     "complex": "complex",
 }
 _STD_OF = {name: header for header, names in _STD.items() for name in names.split()}
-_C_MACROS = {"cfloat": r"\b(?:FLT|DBL)_(?:MAX|MIN|EPSILON)\b", "cmath": r"\b(?:INFINITY|NAN|HUGE_VALF?)\b",
-             "cassert": r"\bassert\s*\(", "climits": r"\b(?:INT|UINT|LONG|LLONG)_(?:MAX|MIN)\b"}
+_C_NAMES = {
+    "cfloat": r"\b(?:FLT|DBL)_(?:MAX|MIN|EPSILON)\b",
+    "cmath": r"\b(?:INFINITY|NAN|HUGE_VALF?)\b",
+    "cassert": r"\bassert\s*\(",
+    "climits": r"\b(?:INT|UINT|LONG|LLONG)_(?:MAX|MIN)\b",
+    "cstdio": r"\b(?:f|sn|s)?printf\s*\(|\bputs\s*\(|\bstd(?:err|out)\b",
+}
 _HALF = re.compile(r"half|fp16|bf16|bfloat16", re.I)
 
 
@@ -78,7 +83,7 @@ def std_headers(source: str) -> list[str]:
         wanted = set(_STD)
     else:
         wanted = {_STD_OF[n] for n in names}
-    wanted |= {h for h, pattern in _C_MACROS.items() if re.search(pattern, source)}
+    wanted |= {h for h, pattern in _C_NAMES.items() if re.search(pattern, source)}
     return sorted(wanted)
 
 
@@ -86,15 +91,14 @@ def needs_half(source: str) -> bool:
     return bool(_HALF.search(source))
 
 
-def stub_include_dir() -> Path:
-    """A directory of one-line torch header stubs (`#include <hipforge_torchlite.h>`), made once."""
-    body = "#pragma once\n#include <hipforge_torchlite.h>\n"
-    digest = hashlib.sha256(("\n".join(STUBS) + body).encode()).hexdigest()[:16]
-    root = Path(tempfile.gettempdir()) / f"hipforge-torchlite-stubs-{digest}-{os.getuid()}"
+def _materialize(kind: str, files: dict[str, str]) -> Path:
+    """A directory of generated headers under the temp dir, made once per content (atomic rename)."""
+    digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
+    root = Path(tempfile.gettempdir()) / f"hipforge-{kind}-{digest}-{os.getuid()}"
     if root.is_dir():
         return root
-    tmp = Path(tempfile.mkdtemp(prefix=".stubs-", dir=root.parent))
-    for name in STUBS:
+    tmp = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=root.parent))
+    for name, body in files.items():
         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp / name).write_text(body)
     try:
@@ -102,6 +106,45 @@ def stub_include_dir() -> Path:
     except OSError:  # another process made it first
         pass
     return root
+
+
+def stub_include_dir() -> Path:
+    """One-line torch header stubs (`#include <hipforge_torchlite.h>`) for lite builds and the gate."""
+    return _materialize(
+        "torchlite-stubs", {n: "#pragma once\n#include <hipforge_torchlite.h>\n" for n in STUBS}
+    )
+
+
+# full mode compiles against the real (CUDA) torch: ROCm torch's HIP header names map onto it
+_HIP_TORCH_COMPAT = """#pragma once
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+namespace c10::hip {
+using HIPStream = c10::cuda::CUDAStream;
+using HIPStreamMasqueradingAsCUDA = c10::cuda::CUDAStream;
+using HIPGuard = c10::cuda::CUDAGuard;
+using OptionalHIPGuard = c10::cuda::OptionalCUDAGuard;
+using HIPGuardMasqueradingAsCUDA = c10::cuda::CUDAGuard;
+using OptionalHIPGuardMasqueradingAsCUDA = c10::cuda::OptionalCUDAGuard;
+inline HIPStream getCurrentHIPStream(c10::DeviceIndex d = -1) { return c10::cuda::getCurrentCUDAStream(d); }
+inline HIPStream getCurrentHIPStreamMasqueradingAsCUDA(c10::DeviceIndex d = -1) {
+  return c10::cuda::getCurrentCUDAStream(d);
+}
+}  // namespace c10::hip
+namespace at::hip { using namespace c10::hip; }
+#ifndef C10_HIP_KERNEL_LAUNCH_CHECK
+#define C10_HIP_KERNEL_LAUNCH_CHECK() C10_CUDA_KERNEL_LAUNCH_CHECK()
+#define C10_HIP_CHECK(x) C10_CUDA_CHECK(x)
+#endif
+"""
+HIP_TORCH_HEADERS = """ATen/hip/HIPContext.h ATen/hip/HIPContextLight.h ATen/hip/Exceptions.h
+ATen/hip/impl/HIPGuardImplMasqueradingAsCUDA.h ATen/hip/impl/HIPStreamMasqueradingAsCUDA.h c10/hip/HIPGuard.h
+c10/hip/HIPStream.h c10/hip/HIPException.h""".split()
+
+
+def full_compat_include_dir() -> Path:
+    return _materialize("hip-torch-compat", {n: _HIP_TORCH_COMPAT for n in HIP_TORCH_HEADERS})
 
 
 def torch_include_dir() -> Path | None:
@@ -130,7 +173,11 @@ def lite_prelude(source: str) -> str:
         lines.append("#define HF_SHIM_FP16 1")
     lines.append("#include <hip/hip_runtime.h>")
     if half:
-        lines += ["#include <c10/util/Half.h>", "#include <c10/util/BFloat16.h>", "#define HF_WITH_C10_HALF 1"]
+        lines += [
+            "#include <c10/util/Half.h>",
+            "#include <c10/util/BFloat16.h>",
+            "#define HF_WITH_C10_HALF 1",
+        ]
     headers = std_headers(source)
     if "tuple" in headers or re.search(r"\btuple\s*<", source):
         headers = sorted(set(headers) | {"tuple"})
@@ -143,4 +190,6 @@ def lite_prelude(source: str) -> str:
 def lite_translation_unit(source: str, functions: list[str]) -> str:
     """prelude + the candidate (its own line numbers, file candidate.hip) + one trampoline per function."""
     exports = "".join(f"HF_EXPORT({f})\n" for f in functions)
-    return f'{lite_prelude(source)}#line 1 "{CANDIDATE_FILE}"\n{source}\n#line 1 "hipforge_exports"\n{exports}'
+    return (
+        f'{lite_prelude(source)}#line 1 "{CANDIDATE_FILE}"\n{source}\n#line 1 "hipforge_exports"\n{exports}'
+    )

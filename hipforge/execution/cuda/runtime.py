@@ -32,8 +32,13 @@ def sources_digest() -> str:
 def runtime_key(tc: Toolchain) -> str:
     torch = TorchPaths.current()
     return cache_key(
-        kind="cuda-runtime", sources=sources_digest(), torch=torch.version, torch_lib=str(torch.lib),
-        python=python_tag(), cxx=tool_version(tc.host_cxx), cuda=torch.has_cuda and tool_version(tc.nvcc),
+        kind="cuda-runtime",
+        sources=sources_digest(),
+        torch=torch.version,
+        torch_lib=str(torch.lib),
+        python=python_tag(),
+        cxx=tool_version(tc.host_cxx),
+        cuda=torch.has_cuda and tool_version(tc.nvcc),
         std=tc.std,
     )
 
@@ -44,8 +49,11 @@ def build(tc: Toolchain, cache: CompileCache) -> tuple[Path, bool, float]:
 
     def _build(tmp: Path) -> None:
         nonlocal spent
-        spent, log = run(tc.compile_runtime(LITE_DIR / "rt.cpp", tmp / FILE, MODULE, LITE_DIR),
-                         "building the cuda runtime (once per torch install)", tc.timeout_s)
+        spent, log = run(
+            tc.compile_runtime(LITE_DIR / "rt.cpp", tmp / FILE, MODULE, LITE_DIR),
+            "building the cuda runtime (once per torch install)",
+            tc.timeout_s,
+        )
         (tmp / "build.log").write_text(log)
 
     path, hit = cache.get_or_build(runtime_key(tc), _build)

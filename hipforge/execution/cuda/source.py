@@ -13,8 +13,11 @@ from dataclasses import dataclass
 _TOKENS = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
 _PREPROC = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _NAME = re.compile(r"(~?[A-Za-z_]\w*(?:\s*::\s*~?[A-Za-z_]\w*)*)\s*$")
-_SPECIFIERS = re.compile(r"\b(?:static|inline|extern|constexpr|__host__|__forceinline__|__inline__|"
-                         r"__attribute__\s*\(\(.*?\)\)|\[\[.*?\]\])\s*", re.S)
+_SPECIFIERS = re.compile(
+    r"\b(?:static|inline|extern|constexpr|__host__|__forceinline__|__inline__|"
+    r"__attribute__\s*\(\(.*?\)\)|\[\[.*?\]\])\s*",
+    re.S,
+)
 _QUALIFIERS = re.compile(r"(?:\s*\b(?:const|noexcept|override|final)\b)+\s*$")
 _TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:torch|ATen|c10|pybind11|caffe2)/[^\n]*', re.M)
 
@@ -25,6 +28,7 @@ def _blank(text: str) -> str:
 
 def clean(source: str) -> str:
     """Comments, string and char literals and preprocessor lines blanked; offsets and lines kept."""
+
     def literal(m: re.Match) -> str:
         s = m.group(0)
         return s[0] + _blank(s[1:-1]) + s[-1] if s[0] in "\"'" else _blank(s)
@@ -72,7 +76,9 @@ def _as_function(text: str, start: int, brace: int) -> FunctionDef | None:
     header = text[start:brace]
     head = header.split("->")[0] if "->" in header else header  # trailing return type
     head = _QUALIFIERS.sub("", head.rstrip())
-    if not head.endswith(")") or re.match(r"\s*(?:template\s*<.*?>\s*)?(?:struct|class|union|enum)\b", head, re.S):
+    if not head.endswith(")") or re.match(
+        r"\s*(?:template\s*<.*?>\s*)?(?:struct|class|union|enum)\b", head, re.S
+    ):
         return None
     depth, j = 0, len(head) - 1
     while j >= 0:
@@ -84,8 +90,14 @@ def _as_function(text: str, start: int, brace: int) -> FunctionDef | None:
     if j < 0 or not m or "=" in head[: m.start()].replace("==", ""):
         return None
     name = re.sub(r"\s+", "", m.group(1))
-    return FunctionDef(name, head[: m.start()].strip(), head[j + 1: -1].strip(), start, brace,
-                       _match(text, brace, "{", "}") + 1)
+    return FunctionDef(
+        name,
+        head[: m.start()].strip(),
+        head[j + 1 : -1].strip(),
+        start,
+        brace,
+        _match(text, brace, "{", "}") + 1,
+    )
 
 
 def functions(source: str) -> list[FunctionDef]:
@@ -129,10 +141,10 @@ def device_only(source: str) -> str:
         if fn.is_device:
             continue
         if fn.is_macro_block:
-            out += [source[last: fn.start], _blank(source[fn.start: fn.body_end])]
+            out += [source[last : fn.start], _blank(source[fn.start : fn.body_end])]
         else:
-            body = source[fn.body_start + 1: fn.body_end - 1]
-            out += [source[last: fn.body_start], "{ __builtin_trap();", _blank(body), "}"]
+            body = source[fn.body_start + 1 : fn.body_end - 1]
+            out += [source[last : fn.body_start], "{ __builtin_trap();", _blank(body), "}"]
         last = fn.body_end
     out.append(source[last:])
     return _TORCH_INCLUDE.sub(lambda m: _blank(m.group(0)), "".join(out))

@@ -17,7 +17,7 @@ from pathlib import Path
 from hipforge.execution.backend import CompileError
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tool_version(tool: str) -> str:
     """`tool --version`, for cache keys (a new compiler must not reuse old builds)."""
     try:
@@ -38,7 +38,7 @@ class TorchPaths:
 
     @staticmethod
     @functools.lru_cache(maxsize=1)
-    def current() -> "TorchPaths":
+    def current() -> TorchPaths:
         import torch
 
         root = Path(torch.__file__).resolve().parent
@@ -62,12 +62,16 @@ class Toolchain:
     timeout_s: float = 600.0
 
     def cuda_home(self) -> Path:
-        """CUDA_HOME / CUDA_PATH, else nvcc's own install (nvcc may be a wrapper script), else /usr/local/cuda."""
+        """CUDA_HOME / CUDA_PATH, else nvcc's install (nvcc may be a wrapper script), else /usr/local/cuda."""
         found = shutil.which(self.nvcc)
         if not found:
             raise CompileError(f"nvcc not found ({self.nvcc})", f"{self.nvcc}: not on PATH")
-        candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
-                      Path(found).resolve().parent.parent, "/usr/local/cuda"]
+        candidates = [
+            os.environ.get("CUDA_HOME"),
+            os.environ.get("CUDA_PATH"),
+            Path(found).resolve().parent.parent,
+            "/usr/local/cuda",
+        ]
         for home in filter(None, candidates):
             if (Path(home) / "include" / "cuda_runtime.h").exists():
                 return Path(home)
@@ -80,14 +84,30 @@ class Toolchain:
                 return home / sub
         return home / "lib64"
 
-    def compile_candidate(self, source: Path, obj: Path, include_dirs: list[Path], extra: list[str]) -> list[str]:
+    def compile_candidate(
+        self, source: Path, obj: Path, include_dirs: list[Path], extra: list[str]
+    ) -> list[str]:
         """nvcc -x cu: the candidate TU (torch-lite prelude) to an object; device code for self.arch."""
         torch = TorchPaths.current()
         return [
-            self.nvcc, "-x", "cu", f"-std={self.std}", self.opt, f"-arch={self.arch}",
-            "--expt-relaxed-constexpr", "-ccbin", self.host_cxx, "-Xcompiler", "-fPIC",
+            self.nvcc,
+            "-x",
+            "cu",
+            f"-std={self.std}",
+            self.opt,
+            f"-arch={self.arch}",
+            "--expt-relaxed-constexpr",
+            "-ccbin",
+            self.host_cxx,
+            "-Xcompiler",
+            "-fPIC",
             f"-D_GLIBCXX_USE_CXX11_ABI={torch.cxx11_abi}",
-            *[f"-I{d}" for d in include_dirs], *extra, "-c", str(source), "-o", str(obj),
+            *[f"-I{d}" for d in include_dirs],
+            *extra,
+            "-c",
+            str(source),
+            "-o",
+            str(obj),
         ]
 
     def link_candidate(self, obj: Path, out: Path, runtime_dir: Path, runtime_file: str) -> list[str]:
@@ -95,19 +115,38 @@ class Toolchain:
         resolve to the runtime (already loaded in the process, matched by soname)."""
         cuda_lib = self.cuda_lib_dir()
         return [
-            self.host_cxx, "-shared", "-o", str(out), str(obj),
-            f"-L{runtime_dir}", f"-l:{runtime_file}", f"-Wl,-rpath,{runtime_dir}",
-            f"-L{cuda_lib}", "-lcudart", f"-Wl,-rpath,{cuda_lib}",
+            self.host_cxx,
+            "-shared",
+            "-o",
+            str(out),
+            str(obj),
+            f"-L{runtime_dir}",
+            f"-l:{runtime_file}",
+            f"-Wl,-rpath,{runtime_dir}",
+            f"-L{cuda_lib}",
+            "-lcudart",
+            f"-Wl,-rpath,{cuda_lib}",
         ]
 
     def compile_runtime(self, source: Path, out: Path, module: str, lite_dir: Path) -> list[str]:
         """g++ with <torch/extension.h>: slow (~30-70 s) but once per torch install."""
         torch = TorchPaths.current()
         cmd = [
-            self.host_cxx, "-O2", f"-std={self.std}", "-fPIC", "-shared", str(source), "-o", str(out),
-            f"-DTORCH_EXTENSION_NAME={module}", "-DTORCH_API_INCLUDE_EXTENSION_H",
-            f"-D_GLIBCXX_USE_CXX11_ABI={torch.cxx11_abi}", f"-I{lite_dir}", f"-I{torch.include}",
-            f"-I{torch.include / 'torch' / 'csrc' / 'api' / 'include'}", f"-I{torch.python_include}",
+            self.host_cxx,
+            "-O2",
+            f"-std={self.std}",
+            "-fPIC",
+            "-shared",
+            str(source),
+            "-o",
+            str(out),
+            f"-DTORCH_EXTENSION_NAME={module}",
+            "-DTORCH_API_INCLUDE_EXTENSION_H",
+            f"-D_GLIBCXX_USE_CXX11_ABI={torch.cxx11_abi}",
+            f"-I{lite_dir}",
+            f"-I{torch.include}",
+            f"-I{torch.include / 'torch' / 'csrc' / 'api' / 'include'}",
+            f"-I{torch.python_include}",
         ]
         libs = ["-lc10", "-ltorch_cpu", "-ltorch", "-ltorch_python"]
         if torch.has_cuda:

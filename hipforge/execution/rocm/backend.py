@@ -11,9 +11,9 @@ import os
 import re
 import threading
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
@@ -42,8 +42,13 @@ class RocmSettings:
             raise ValueError(f"not an AMD GPU arch: {self.arch!r} (e.g. gfx950, gfx942)")
 
     def env(self) -> dict[str, str]:
-        return {"HIP_PLATFORM": "amd", "CXX": self.hipcc, "ROCM_PATH": self.rocm_path,
-                "ROCM_HOME": self.rocm_path, "PYTORCH_ROCM_ARCH": self.arch}
+        return {
+            "HIP_PLATFORM": "amd",
+            "CXX": self.hipcc,
+            "ROCM_PATH": self.rocm_path,
+            "ROCM_HOME": self.rocm_path,
+            "PYTORCH_ROCM_ARCH": self.arch,
+        }
 
     def cflags(self, extra: Sequence[str] = ()) -> list[str]:
         """hipcc compiles the candidate's cpp_sources (kernels included) as HIP: offload arch here."""
@@ -56,7 +61,8 @@ def require_rocm_torch() -> None:
     if getattr(torch.version, "hip", None) is None:
         raise CompileError(
             "the rocm backend needs a ROCm build of torch",
-            f"torch {torch.__version__} has no HIP runtime (torch.version.hip is None); install torch from the "
+            f"torch {torch.__version__} has no HIP runtime (torch.version.hip is None); "
+            "install torch from the "
             "ROCm wheel index on an AMD GPU machine, or use the cuda / cpu backend",
         )
 
@@ -65,26 +71,46 @@ class RocmBackend:
     name = "rocm"
     torch_device = "cuda"  # ROCm torch exposes AMD GPUs as torch's "cuda" device
 
-    def __init__(self, arch: str = "gfx950", hipcc: str = "/opt/rocm/bin/hipcc", rocm_path: str = "/opt/rocm",
-                 cache: CompileCache | None = None) -> None:
+    def __init__(
+        self,
+        arch: str = "gfx950",
+        hipcc: str = "/opt/rocm/bin/hipcc",
+        rocm_path: str = "/opt/rocm",
+        cache: CompileCache | None = None,
+    ) -> None:
         self.settings = RocmSettings(arch=arch, hipcc=hipcc, rocm_path=rocm_path)
         self.cache = cache or CompileCache()
 
     def check_toolchain(self) -> None:
         require_rocm_torch()
         if not os.access(self.settings.hipcc, os.X_OK):
-            raise CompileError(f"hipcc not found at {self.settings.hipcc}", "set RocmBackend(hipcc=...) to its full path")
+            raise CompileError(
+                f"hipcc not found at {self.settings.hipcc}", "set RocmBackend(hipcc=...) to its full path"
+            )
 
-    def load_inline(self, name: str, cpp_sources: str | Sequence[str], cuda_sources: str | Sequence[str] | None = None,
-                    functions: str | Sequence[str] | None = None, **kwargs: object) -> types.ModuleType:
+    def load_inline(
+        self,
+        name: str,
+        cpp_sources: str | Sequence[str],
+        cuda_sources: str | Sequence[str] | None = None,
+        functions: str | Sequence[str] | None = None,
+        **kwargs: object,
+    ) -> types.ModuleType:
         self.check_toolchain()
         from torch.utils import cpp_extension
 
         s = self.settings
         cflags = s.cflags(_as_list(kwargs.get("extra_cflags")))  # type: ignore[arg-type]
         cuda_cflags = s.cflags(_as_list(kwargs.get("extra_cuda_cflags")))  # type: ignore[arg-type]
-        key = cache_key(kind="rocm", cpp=_as_list(cpp_sources), cuda=_as_list(cuda_sources), functions=functions,
-                        cflags=cflags, cuda_cflags=cuda_cflags, settings=s)
+        key = cache_key(
+            kind="rocm",
+            cpp=_as_list(cpp_sources),
+            cuda=_as_list(cuda_sources),
+            functions=functions,
+            cflags=cflags,
+            cuda_cflags=cuda_cflags,
+            settings=s,
+        )
         modname = f"{re.sub(r'[^A-Za-z0-9_]', '_', name)}_{key[:12]}"
         loaded: dict[str, types.ModuleType] = {}
 
@@ -94,8 +120,15 @@ class RocmBackend:
                 os.environ.update(s.env())
                 try:
                     loaded["m"] = cpp_extension.load_inline(
-                        name=modname, cpp_sources=cpp_sources, cuda_sources=cuda_sources, functions=functions,
-                        extra_cflags=cflags, extra_cuda_cflags=cuda_cflags, build_directory=str(tmp), verbose=False)
+                        name=modname,
+                        cpp_sources=cpp_sources,
+                        cuda_sources=cuda_sources,
+                        functions=functions,
+                        extra_cflags=cflags,
+                        extra_cuda_cflags=cuda_cflags,
+                        build_directory=str(tmp),
+                        verbose=False,
+                    )
                 except Exception as exc:
                     raise CompileError("hipcc build failed", str(exc)) from exc
                 finally:

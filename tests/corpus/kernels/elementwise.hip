@@ -46,7 +46,7 @@ torch::Tensor unary(torch::Tensor x, int64_t op, double a) {
 }
 
 torch::Tensor binary(torch::Tensor a, torch::Tensor b, int64_t op) {
-    TORCH_CHECK(a.sizes() == b.sizes(), "binary: shapes differ");
+    TORCH_CHECK(a.numel() == b.numel(), "binary: sizes differ");
     auto ac = a.contiguous(), bc = b.contiguous();
     auto y = torch::empty_like(ac);
     int n = ac.numel();

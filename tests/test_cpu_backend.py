@@ -57,11 +57,23 @@ std::tuple<torch::Tensor, int64_t> axpy_copy(torch::Tensor x, const torch::Tenso
     TORCH_CHECK(x.numel() == y.numel(), "size mismatch: ", x.numel(), " vs ", y.numel());
     auto out = y.clone();
     for (int r = 0; r < reps; ++r)
-        axpy<<<(x.numel() + 63) / 64, 64>>>(negate ? -(float)a : (float)a, x.data_ptr<float>(), out.data_ptr<float>(), x.numel());
+        axpy<<<(x.numel() + 63) / 64, 64>>>(negate ? -(float)a : (float)a, x.data_ptr<float>(),
+                                            out.data_ptr<float>(), x.numel());
     if (bias) out += *bias;
     return {out.view(shape), out.numel()};
 }
 std::vector<torch::Tensor> split2(torch::Tensor x) { return {x.slice(0, 0, 1), x.slice(0, 1)}; }
+#include <hip/hip_fp16.h>
+__global__ void half_twice(const __half* x, __half* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = __float2half(__half2float(__hadd(x[i], x[i])) + 0.5f);
+}
+torch::Tensor half_op(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    half_twice<<<(x.numel() + 63) / 64, 64>>>(reinterpret_cast<const __half*>(x.data_ptr<at::Half>()),
+                                               reinterpret_cast<__half*>(y.data_ptr<at::Half>()), x.numel());
+    return y;
+}
 """
 
 PYBIND_SRC = r"""
@@ -101,7 +113,9 @@ class Built:
     def __init__(self, kernel_cache: Path, shared_cache: CompileCache) -> None:
         self.kernel_cache = kernel_cache
         self.shared_cache = shared_cache
-        self.backends = {w: CpuBackend(w, cache=CompileCache(kernel_cache), pch_cache=shared_cache) for w in WAVEFRONTS}
+        self.backends = {
+            w: CpuBackend(w, cache=CompileCache(kernel_cache), pch_cache=shared_cache) for w in WAVEFRONTS
+        }
         self.modules: dict[tuple[str, int], types.ModuleType | BaseException] = {}
         self.seconds: dict[tuple[str, int], float] = {}
 
@@ -146,14 +160,20 @@ def built(tmp_path_factory) -> Built:
     t0 = time.perf_counter()
     try:
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-            futures = [pool.submit(b.import_candidate, n, w) for n, w in JOBS]
-            futures.append(
-                pool.submit(b.build_extra, "bridge", lambda: b.backends[64].load_inline(
-                    "bridge_args", BRIDGE_SRC, functions=["axpy_copy", "split2"]))
-            )
-            futures.append(
-                pool.submit(b.build_extra, "pybind", lambda: b.backends[64].load_inline("pybind_neg", PYBIND_SRC))
-            )
+            # the slow full-torch build first, so the bridge builds overlap it
+            futures = [
+                pool.submit(
+                    b.build_extra, "pybind", lambda: b.backends[64].load_inline("pybind_neg", PYBIND_SRC)
+                ),
+                pool.submit(
+                    b.build_extra,
+                    "bridge",
+                    lambda: b.backends[64].load_inline(
+                        "bridge_args", BRIDGE_SRC, functions=["axpy_copy", "split2", "half_op"]
+                    ),
+                ),
+            ]
+            futures += [pool.submit(b.import_candidate, n, w) for n, w in JOBS]
             for f in futures:
                 f.result()
     finally:
@@ -163,7 +183,9 @@ def built(tmp_path_factory) -> Built:
         else:
             os.environ["CXX"] = saved_cxx
     wall = time.perf_counter() - t0
-    lines = [f"shared parts (PCH, runtime libraries): {shared_s:.1f} s; {len(b.seconds)} builds: {wall:.1f} s wall"]
+    lines = [
+        f"shared parts (PCH, runtime libraries): {shared_s:.1f} s; {len(b.seconds)} builds: {wall:.1f} s wall"
+    ]
     lines += [f"  {n} w{w}: {s:.1f} s" for (n, w), s in sorted(b.seconds.items())]
     print("\n[cpu backend builds]\n" + "\n".join(lines))
     return b
@@ -220,9 +242,19 @@ def test_deadlocking_barrier_aborts_naming_the_line(built):
     line_b = next(i for i, t in enumerate(lines, 1) if "BARRIER_B" in t)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
-        [sys.executable, "-c", DEADLOCK_SCRIPT, str(built.kernel_cache), str(built.shared_cache.root),
-         str(KERNELS / "deadlock_barrier_hip.py")],
-        capture_output=True, text=True, timeout=300, env=env, cwd=REPO,
+        [
+            sys.executable,
+            "-c",
+            DEADLOCK_SCRIPT,
+            str(built.kernel_cache),
+            str(built.shared_cache.root),
+            str(KERNELS / "deadlock_barrier_hip.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=REPO,
     )
     assert proc.returncode != 0 and "returned" not in proc.stdout
     assert "deadlock in kernel 'reverse_rows'" in proc.stderr
@@ -240,8 +272,11 @@ def test_compile_error_carries_the_compiler_log(built):
     # a failed build is cached as well: the second attempt answers at once with the same log
     t0 = time.perf_counter()
     with pytest.raises(CompileError) as again:
-        built.backends[64].load_inline("compile_error", (KERNELS / "compile_error_hip.py").read_text()
-                                       .split('src = r"""', 1)[1].split('"""', 1)[0], functions=["twice"])
+        built.backends[64].load_inline(
+            "compile_error",
+            (KERNELS / "compile_error_hip.py").read_text().split('src = r"""', 1)[1].split('"""', 1)[0],
+            functions=["twice"],
+        )
     assert time.perf_counter() - t0 < 5 and again.value.log == err.log
 
 
@@ -263,10 +298,13 @@ def test_bridge_converts_arguments_and_results_like_pybind(built):
     with pytest.raises(RuntimeError, match="size mismatch: 6 vs 5"):
         mod.axpy_copy(x, torch.ones(5), 1.0, 1, False, [5], None)
     assert mod.axpy_copy.__name__ == "axpy_copy"
+    h = torch.randn(100).half()
+    assert torch.equal(mod.half_op(h), ((h + h).float() + 0.5).half())
 
 
 def test_own_pybind11_module_takes_the_full_torch_path(built):
     mod = built.module("pybind")
+    assert mod.__hipforge_build__["mode"] == "full"
     a = torch.randn(300)
     assert torch.equal(mod.neg(a), -a)
     assert "negate" in mod.neg.__doc__
@@ -278,7 +316,8 @@ def test_rebuild_is_a_cache_hit_and_wavefronts_build_apart(built):
     for w in WAVEFRONTS:
         t0 = time.perf_counter()
         mod = built.backends[w].load_inline("warp64_hardcoded", src, functions=["row_sum"])
-        assert built.backends[w].last_build["hit"] and time.perf_counter() - t0 < 5
+        assert mod.__hipforge_build__["cached"] and time.perf_counter() - t0 < 5
+        assert mod.__hipforge_build__["mode"] == "bridge" and mod.__hipforge_build__["wavefront"] == w
         paths[w] = Path(mod.__file__).parent
         assert "not used because" not in (paths[w] / "build.log").read_text()  # the PCH was used
     assert paths[64] != paths[32]
@@ -292,10 +331,20 @@ def test_runtime_header_standalone(tmp_path):
     for w in WAVEFRONTS:
         for ctx in ("", "-DHIPCPU_USE_UCONTEXT"):
             exe = tmp_path / f"sa_{w}{ctx[2:]}"
-            cmd = ["g++", "-O2", "-std=c++17", "-pthread", f"-I{HERE}", f"-DHIPCPU_WARP_SIZE={w}",
-                   *([ctx] if ctx else []), str(src), "-o", str(exe)]
+            cmd = [
+                "g++",
+                "-O2",
+                "-std=c++17",
+                "-pthread",
+                f"-I{HERE}",
+                f"-DHIPCPU_WARP_SIZE={w}",
+                *([ctx] if ctx else []),
+                str(src),
+                "-o",
+                str(exe),
+            ]
             procs.append((exe, subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)))
-    for exe, p in procs:
+    for _exe, p in procs:
         assert p.wait(timeout=300) == 0, p.stderr.read()
     for exe, _ in procs:
         run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
@@ -317,8 +366,11 @@ def test_rewrite_launches_keeps_lines_and_skips_comments_and_strings():
     assert "__global__" not in out and "__launch_bounds__" not in out
     assert '::hip_cpu::launch("k<16>", __FILE__, __LINE__, dim3(2,\n 3),  64,  0,  s, [&]' in out
     assert "{ k<16>(hipcpu_args_...); }, a)" in out
-    assert '::hip_cpu::launch("ns::g", __FILE__, __LINE__, 1,  2, 0, 0, [&](auto&... hipcpu_args_) { ns::g(hipcpu_args_...); })' in out
-    assert '// k<<<1, 1>>>(a)' in out and 'printf("<<<1, 2>>>")' in out
+    assert (
+        '::hip_cpu::launch("ns::g", __FILE__, __LINE__, 1,  2, 0, 0, '
+        "[&](auto&... hipcpu_args_) { ns::g(hipcpu_args_...); })" in out
+    )
+    assert "// k<<<1, 1>>>(a)" in out and 'printf("<<<1, 2>>>")' in out
 
 
 def test_rewrite_shared_memory_includes_and_device_identity():

@@ -68,7 +68,7 @@ def test_infinite_loop_times_out() -> None:
 
 def test_memory_hog_hits_the_limit() -> None:
     config = EvalConfig(**{**CONFIG.to_dict(), "memory_limit_mb": 2048, "run_timeout_s": 120})
-    result = run("hog = [torch.ones(1 << 24) for _ in range(256)]  # 16 GB, 64 MB at a time\nreturn x", config)
+    result = run("hog = [torch.ones(1 << 24) for _ in range(256)]  # 16 GB, 64 MB a time\nreturn x", config)
     assert result.verdict == Verdict.RUNTIME_ERROR and "out of memory" in result.message
 
 

@@ -69,10 +69,12 @@ class Server:
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
+        self.root = tempfile.mkdtemp(prefix="hipforge-sandbox-")  # holds the jobs' work dirs
+        os.chmod(self.root, 0o711)  # the sandbox user may pass through to its own work dir, not list
         read_fd, write_fd = os.pipe()
         prefix = NAMESPACES if mode == "namespaces" else []
         self.proc = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "hipforge.execution.sandbox", str(write_fd)],
+            [*prefix, sys.executable, "-m", "hipforge.execution.sandbox", str(write_fd), self.root],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
             env=scrubbed_env(), cwd="/", start_new_session=True)
         os.close(write_fd)
@@ -142,6 +144,7 @@ class Server:
         deadline = time.monotonic() + 30
         while any(os.path.exists(f"/proc/{pid}") for pid in inits) and time.monotonic() < deadline:
             time.sleep(0.05)
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def _drain(self) -> None:
         assert self.proc.stdout is not None
@@ -385,7 +388,7 @@ def _children(pid: int) -> list[int]:
     return pids
 
 
-def serve(events_fd: int) -> None:
+def serve(events_fd: int, root: str) -> None:
     """The server loop: fork a child per job, wait for it, then make sure nothing of it survives."""
     import torch  # noqa: F401  # paid once; every job's fork inherits it
 
@@ -395,7 +398,7 @@ def serve(events_fd: int) -> None:
     os.write(events_fd, b'{"event": "up"}\n')
     while line := _read_line(0):
         job = json.loads(line)
-        job["workdir"] = tempfile.mkdtemp(prefix="hipforge-job-")
+        job["workdir"] = tempfile.mkdtemp(prefix="job-", dir=root)
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -416,4 +419,4 @@ def serve(events_fd: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), sys.argv[2])

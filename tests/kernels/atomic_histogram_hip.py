@@ -1,6 +1,5 @@
 import os
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -10,7 +9,8 @@ src = r"""
 #include <hip/hip_runtime.h>
 #include <torch/extension.h>
 
-#define HIP_CHECK(cmd) do { hipError_t e = (cmd); TORCH_CHECK(e == hipSuccess, hipGetErrorString(e)); } while (0)
+#define HIP_CHECK(cmd) \
+    do { hipError_t e = (cmd); TORCH_CHECK(e == hipSuccess, hipGetErrorString(e)); } while (0)
 
 // Per-block histogram in shared memory (atomicAdd on shared floats), merged into the global
 // one with atomicAdd; the total weight goes through a hipMalloc'd scratch float.
@@ -38,7 +38,8 @@ torch::Tensor histogram(torch::Tensor x, torch::Tensor w, int64_t bins) {
     HIP_CHECK(hipMemset(total, 0, sizeof(float)));
     int n = xc.numel();
     hipLaunchKernelGGL(weighted_hist, dim3(8), dim3(128), bins * sizeof(float), 0,
-                       xc.data_ptr<float>(), wc.data_ptr<float>(), out.data_ptr<float>(), total, n, (int)bins);
+                       xc.data_ptr<float>(), wc.data_ptr<float>(), out.data_ptr<float>(), total, n,
+                       (int)bins);
     HIP_CHECK(hipGetLastError());
     HIP_CHECK(hipDeviceSynchronize());
     HIP_CHECK(hipMemcpy(out.data_ptr<float>() + bins, total, sizeof(float), hipMemcpyDeviceToHost));

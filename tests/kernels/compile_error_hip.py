@@ -1,6 +1,5 @@
 import os
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

@@ -1,6 +1,5 @@
 import os
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -25,7 +24,8 @@ __global__ void scale_add_relu_vec4(const float4* __restrict__ a, const float4* 
     }
 }
 
-__global__ void scale_add_relu_tail(const float* a, const float* b, float* out, float scale, int start, int n) {
+__global__ void scale_add_relu_tail(const float* a, const float* b, float* out, float scale,
+                                    int start, int n) {
     int i = start + blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = fmaxf(a[i] * scale + b[i], 0.f);
 }

@@ -1,6 +1,5 @@
 import os
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -18,7 +17,8 @@ __device__ __forceinline__ float warp_reduce_sum(float v) {
 }
 
 // One block per row; every warp reduces its part, warp 0 reduces the warp partials.
-__global__ void __launch_bounds__(256) row_sum_kernel(const float* __restrict__ x, float* __restrict__ out, int cols) {
+__global__ void __launch_bounds__(256)
+row_sum_kernel(const float* __restrict__ x, float* __restrict__ out, int cols) {
     __shared__ float partial[1024 / 32];
     const float* row = x + (size_t)blockIdx.x * cols;
     float v = 0.f;
@@ -39,7 +39,8 @@ __global__ void __launch_bounds__(256) row_sum_kernel(const float* __restrict__ 
 torch::Tensor row_sum(torch::Tensor x) {
     auto xc = x.contiguous();
     auto out = torch::empty({xc.size(0)}, xc.options());
-    row_sum_kernel<<<dim3(xc.size(0)), dim3(256)>>>(xc.data_ptr<float>(), out.data_ptr<float>(), (int)xc.size(1));
+    row_sum_kernel<<<dim3(xc.size(0)), dim3(256)>>>(xc.data_ptr<float>(), out.data_ptr<float>(),
+                                                    (int)xc.size(1));
     hipError_t err = hipGetLastError();
     TORCH_CHECK(err == hipSuccess, "launch failed: ", hipGetErrorString(err));
     return out;

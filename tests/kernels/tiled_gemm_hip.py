@@ -1,6 +1,5 @@
 import os
 
-import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
@@ -21,8 +20,9 @@ __global__ void gemm_tiled(const float* __restrict__ A, const float* __restrict_
     const int col = blockIdx.x * TILE + threadIdx.x;
     float acc = 0.f;
     for (int k0 = 0; k0 < K; k0 += TILE) {
-        As[threadIdx.y][threadIdx.x] = (row < M && k0 + threadIdx.x < K) ? A[row * K + k0 + threadIdx.x] : 0.f;
-        Bs[threadIdx.y][threadIdx.x] = (col < N && k0 + threadIdx.y < K) ? B[(k0 + threadIdx.y) * N + col] : 0.f;
+        const int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] = (row < M && ka < K) ? A[row * K + ka] : 0.f;
+        Bs[threadIdx.y][threadIdx.x] = (col < N && kb < K) ? B[kb * N + col] : 0.f;
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < TILE; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
@@ -38,7 +38,8 @@ torch::Tensor matmul(torch::Tensor a, torch::Tensor b) {
     dim3 block(TILE, TILE);
     dim3 grid((N + TILE - 1) / TILE, (M + TILE - 1) / TILE);
     hipStream_t stream = at::hip::getCurrentHIPStream();
-    gemm_tiled<TILE><<<grid, block, 0, stream>>>(a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), M, N, K);
+    gemm_tiled<TILE><<<grid, block, 0, stream>>>(a.data_ptr<float>(), b.data_ptr<float>(),
+                                                 c.data_ptr<float>(), M, N, K);
     return c;
 }
 """

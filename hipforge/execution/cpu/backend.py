@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 import types
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
@@ -36,6 +36,10 @@ def _functions(functions: str | Sequence[str] | dict | None) -> dict[str, str] |
     if isinstance(functions, dict):
         return dict(functions)
     return {f: f for f in functions}
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _defines(flags: Sequence[str]) -> list[str]:
@@ -70,7 +74,7 @@ class CpuBackend:
         self.cache = cache or CompileCache()
         self.pch_cache = pch_cache or self.cache
         self.toolchain = toolchain or Toolchain()
-        self.last_build: dict[str, object] = {}  # what the last load_inline did (path, hit, seconds, mode)
+        self.last_build: dict[str, object] = {}  # __hipforge_build__ of the last build
 
     # ------------------------------------------------------------------ public
     def load_inline(
@@ -89,11 +93,12 @@ class CpuBackend:
         source = "\n".join(cpp + cuda)
         full = fns is None or rewrite.needs_full_torch(source)
         if not full:
-            so = self._build(name, cpp, cuda, fns, flags, includes, full=False, verbose=verbose)
-            if not loader.unsupported_functions(so, fns):
-                return loader.load_bridge_module(name, so, fns)
-        so = self._build(name, cpp, cuda, fns, flags, includes, full=True, verbose=verbose)
-        return loader.load_extension_module(name, so)
+            so, info = self._build(name, cpp, cuda, fns, flags, includes, full=False, verbose=verbose)
+            if not self._load(info, loader.unsupported_functions, so, fns):
+                return self._load(info, loader.load_bridge_module, name, so, fns)
+            # a bound function takes or returns a type the bridge does not convert: pybind11
+        so, info = self._build(name, cpp, cuda, fns, flags, includes, full=True, verbose=verbose)
+        return self._load(info, loader.load_extension_module, name, so)
 
     def translation_unit(
         self,
@@ -111,7 +116,11 @@ class CpuBackend:
             lines = ["#include <torch/extension.h>"]
         else:
             # the precompiled prelude is torch/types.h + hipforge_bridge.h
-            lines = [f'#include "{prelude / PRELUDE}"'] if prelude else ["#include <torch/types.h>", '#include "hipforge_bridge.h"']
+            lines = (
+                [f'#include "{prelude / PRELUDE}"']
+                if prelude
+                else ["#include <torch/types.h>", '#include "hipforge_bridge.h"']
+            )
         lines += _defines(flags)
         lines += [f"#define HIPCPU_WARP_SIZE {self.wavefront}"]
         if runtime_library:
@@ -125,13 +134,26 @@ class CpuBackend:
         if full:
             if functions is not None:
                 lines.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
-                lines += [f'm.def("{f}", torch::wrap_pybind_function({f}), "{d}");' for f, d in functions.items()]
+                lines += [
+                    f'm.def("{f}", torch::wrap_pybind_function({f}), {_c_string(d)});'
+                    for f, d in functions.items()
+                ]
                 lines.append("}")
         else:
             lines += [f"HIPFORGE_EXPORT({f})" for f in functions or {}]
         return "\n".join(lines) + "\n"
 
     # ------------------------------------------------------------------ internals
+    @staticmethod
+    def _load(info: dict, fn, *args):
+        try:
+            mod = fn(*args)
+        except (OSError, ImportError) as e:  # e.g. an undefined symbol: the build is unusable
+            raise CompileError(f"loading the built module failed: {e}", str(e)) from e
+        if isinstance(mod, types.ModuleType):
+            mod.__hipforge_build__ = info  # as the other backends: backend, mode, cached, key, seconds
+        return mod
+
     def _build(
         self,
         name: str,
@@ -142,17 +164,22 @@ class CpuBackend:
         includes: list[str],
         full: bool,
         verbose: bool,
-    ) -> Path:
+    ) -> tuple[Path, dict[str, object]]:
         tc = self.toolchain
         prelude = None if full else tc.precompiled_prelude(self.pch_cache)
         runtime = tc.runtime_library(self.pch_cache, self.wavefront)
-        tu = self.translation_unit(name, cpp, cuda, fns, flags, full=full, prelude=prelude, runtime_library=True)
+        tu = self.translation_unit(
+            name, cpp, cuda, fns, flags, full=full, prelude=prelude, runtime_library=True
+        )
         args = [*tc.compile_flags, "-I", str(HERE), *[f"-I{p}" for p in includes]]
         if full:
             args += [f"-DTORCH_EXTENSION_NAME={name}"]
         else:
             args += ["-Winvalid-pch"]
-        link = [str(runtime), f"-Wl,-rpath,{runtime.parent}", *tc.link_flags, *(["-ltorch_python"] if full else [])]
+        link = [str(runtime), f"-Wl,-rpath,{runtime.parent}", *tc.link_flags]
+        # an undefined symbol (a declared, never defined __device__ function, say) is a link
+        # error here, not a failed import later; full builds also use symbols of the interpreter
+        link += ["-ltorch_python"] if full else ["-Wl,--no-undefined"]
         key = cache_key(
             kind="cpu-module",
             source=tu.replace(str(prelude), "<prelude>") if prelude else tu,
@@ -178,10 +205,22 @@ class CpuBackend:
                 (tmp / "error.log").write_text(log)
 
         path, hit = self.cache.get_or_build(key, build)
-        self.last_build = {"path": path, "hit": hit, "seconds": result.get("seconds", 0.0), "full": full}
+        info = {
+            "backend": "cpu",
+            "mode": "full" if full else "bridge",
+            "wavefront": self.wavefront,
+            "cached": hit,
+            "key": key,
+            "seconds": round(float(result.get("seconds", 0.0)), 3),  # g++ time (0 when cached)
+            "path": str(path),
+        }
+        self.last_build = info
         if verbose:
-            print(f"[hipforge cpu] {name}: {'cached' if hit else 'built'} {path} "
-                  f"({self.last_build['seconds']:.1f} s, {'full' if full else 'bridge'})", file=sys.stderr)
+            print(
+                f"[hipforge cpu] {name}: {'cached' if hit else 'built'} {path} "
+                f"({info['seconds']:.1f} s, {info['mode']})",
+                file=sys.stderr,
+            )
         if (path / "error.log").exists():
             raise CompileError(f"{name}: compilation failed", (path / "error.log").read_text())
-        return path / "module.so"
+        return path / "module.so", info

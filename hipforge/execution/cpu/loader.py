@@ -13,8 +13,8 @@ import importlib.util
 import numbers
 import os
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 NONE, TENSOR, INT, FLOAT, BOOL, INT_LIST, FLOAT_LIST, TENSOR_LIST, STRING, LIST, TUPLE = range(11)
 _ERRORS = {1: TypeError, 2: ValueError, 3: IndexError, 4: RuntimeError, 5: NotImplementedError}

@@ -17,7 +17,7 @@ the runtime's deadlock report point at the candidate's own lines.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 _KEYWORDS = {
     "__global__": "",
@@ -68,7 +68,11 @@ def mask_source(src: str) -> str:
             j = n if j < 0 else j + 2
             blank(i, j)
             i = j
-        elif c == "R" and src.startswith('R"', i) and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_")):
+        elif (
+            c == "R"
+            and src.startswith('R"', i)
+            and (i == 0 or not (src[i - 1].isalnum() or src[i - 1] == "_"))
+        ):
             m = re.compile(r'R"([^()\\ ]{0,16})\(').match(src, i)
             if not m:
                 i += 1
@@ -251,7 +255,9 @@ def _in_function(m: str, pos: int, kinds: list[tuple[int, bool]]) -> bool:
 
 
 _EXTERN_SHARED = re.compile(r"\bextern\s+(?:\"[^\"]*\"\s+)?__shared__\b")
-_ATTRS = re.compile(r"__align__\s*\([^()]*\)|alignas\s*\([^()]*\)|__attribute__\s*\(\([^()]*(?:\([^()]*\))?[^()]*\)\)")
+_ATTRS = re.compile(
+    r"__align__\s*\([^()]*\)|alignas\s*\([^()]*\)|__attribute__\s*\(\([^()]*(?:\([^()]*\))?[^()]*\)\)"
+)
 
 
 def _extern_shared(src: str, m: str) -> list[tuple[int, int, str]]:
@@ -361,7 +367,7 @@ def needs_full_torch(src: str) -> bool:
     return bool(
         re.search(
             r"\b(?:PYBIND11_\w+|pybind11\s*::|py\s*::|torch\s*::\s*(?:nn|optim|autograd|jit|data|serialize|python)\b"
-            r"|THP\w+|Py[A-Z]\w*\s*\(|torch/(?:torch|all|python|script)\.h)",
+            r"|THP\w+|Py[A-Z]\w*\s*\(|torch/(?:python|script)\.h)",
             mask_source(src),
         )
     )

@@ -1,10 +1,12 @@
-"""g++ invocations of the cpu backend: flags, the shared precompiled header, one-shot builds.
+"""g++ invocations of the cpu backend: flags, the shared parts built once, one-shot builds.
 
 What a translation unit includes dominates compile time (DESIGN.md §5). A kernel TU here
 includes a precompiled header of torch/types.h plus hipforge_bridge.h (built once per torch
-version, compiler and flags, kept in a CompileCache) and binds its functions through the
-bridge's C ABI instead of pybind11. Sources that need more of torch (pybind11, torch::nn,
-...) take the full path: torch/extension.h and pybind11 bindings, as load_inline builds them.
+version, compiler and flags), takes the fiber scheduler from a small library (built once per
+wavefront; both kept in a CompileCache) and binds its functions through the bridge's C ABI
+instead of pybind11: ~5 s of g++ per kernel instead of ~30. Sources that need more of torch
+(pybind11, torch::nn, ...) take the full path: torch/extension.h and pybind11 bindings, as
+load_inline builds them.
 """
 
 from __future__ import annotations
@@ -31,13 +33,13 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiler_version(cxx: str) -> str:
     out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
     return out.splitlines()[0].strip()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def torch_paths() -> tuple[list[str], str, str]:
     """(include dirs, library dir, torch version); imports torch lazily."""
     import torch
@@ -88,7 +90,9 @@ class Toolchain:
         try:
             proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=self.timeout_s)
         except subprocess.TimeoutExpired as e:
-            log = f"$ {' '.join(cmd)}\n{e.stdout or ''}{e.stderr or ''}\ntimed out after {self.timeout_s:.0f} s"
+            log = (
+                f"$ {' '.join(cmd)}\n{e.stdout or ''}{e.stderr or ''}\ntimed out after {self.timeout_s:.0f} s"
+            )
             raise CompileError(f"{what}: compiler timed out", log) from None
         seconds = time.perf_counter() - t0
         log = f"$ {' '.join(cmd)}\n{proc.stdout}{proc.stderr}"
@@ -100,9 +104,13 @@ class Toolchain:
 
         def build(tmp: Path) -> None:
             shutil.copy(BRIDGE_HEADER, tmp / BRIDGE_HEADER.name)
-            (tmp / PRELUDE).write_text(f'#pragma once\n#include <torch/types.h>\n#include "{BRIDGE_HEADER.name}"\n')
+            (tmp / PRELUDE).write_text(
+                f'#pragma once\n#include <torch/types.h>\n#include "{BRIDGE_HEADER.name}"\n'
+            )
             rc, log, seconds = self.run(
-                [*self.compile_flags, "-x", "c++-header", PRELUDE, "-o", PRELUDE + ".gch"], tmp, "precompiled header"
+                [*self.compile_flags, "-x", "c++-header", PRELUDE, "-o", PRELUDE + ".gch"],
+                tmp,
+                "precompiled header",
             )
             if rc != 0:
                 raise CompileError("building the precompiled header failed", log)
@@ -113,13 +121,17 @@ class Toolchain:
 
     def runtime_library(self, cache: CompileCache, wavefront: int) -> Path:
         """The scheduler of hip_cpu_runtime.h compiled once per wavefront (HIPCPU_BUILD_RUNTIME)."""
-        key = cache_key(kind="cpu-runtime", toolchain=self.identity(), runtime=file_hash(RUNTIME_HEADER), wave=wavefront)
+        key = cache_key(
+            kind="cpu-runtime", toolchain=self.identity(), runtime=file_hash(RUNTIME_HEADER), wave=wavefront
+        )
         lib = f"libhipcpu_{key}.so"
 
         def build(tmp: Path) -> None:
             shutil.copy(RUNTIME_HEADER, tmp / RUNTIME_HEADER.name)
             (tmp / "runtime.cpp").write_text(
-                f'#define HIPCPU_BUILD_RUNTIME 1\n#define HIPCPU_WARP_SIZE {wavefront}\n#include "{RUNTIME_HEADER.name}"\n'
+                "#define HIPCPU_BUILD_RUNTIME 1\n"
+                f"#define HIPCPU_WARP_SIZE {wavefront}\n"
+                f'#include "{RUNTIME_HEADER.name}"\n'
             )
             rc, log, seconds = self.run(
                 [*self.compile_flags, "-shared", "runtime.cpp", "-o", lib, f"-Wl,-soname,{lib}", "-pthread"],

@@ -9,7 +9,8 @@ source is never edited and its ``CXX=hipcc`` never decides which compiler runs.
 from __future__ import annotations
 
 import types
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 
 class CompileError(RuntimeError):

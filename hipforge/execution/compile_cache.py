@@ -13,8 +13,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 DEFAULT_ROOT = Path(os.environ.get("HIPFORGE_COMPILE_CACHE", Path.home() / ".cache" / "hipforge" / "compile"))
 

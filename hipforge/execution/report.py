@@ -8,8 +8,8 @@ from hipforge.execution.verdict import EvalResult, Timing
 def _timing(label: str, timing: Timing | None) -> str | None:
     if timing is None:
         return None
-    return (f"  {label:<16} median {timing.median_ms:.4f} ms  (min {timing.min_ms:.4f}, max {timing.max_ms:.4f},"
-            f" std {timing.std_ms:.4f}, {timing.trials} trials)")
+    spread = f"min {timing.min_ms:.4f}, max {timing.max_ms:.4f}, std {timing.std_ms:.4f}"
+    return f"  {label:<16} median {timing.median_ms:.4f} ms  ({spread}, {timing.trials} trials)"
 
 
 def format_result(result: EvalResult, log_lines: int = 30) -> str:

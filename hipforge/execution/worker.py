@@ -12,18 +12,21 @@ import importlib.util
 import os
 import sys
 import threading
-import time
 import traceback
 import types
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 from hipforge.execution import antihack_dynamic as dyn
-from hipforge.execution.config import LOOSE_FP32, EvalConfig
-from hipforge.execution.verdict import Timing
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.measure import (
+    allclose_all,
+    compare_outputs,
+    cuda_sync,
+    summarize_errors,
+    time_callable,
+)
 
-_perf_counter = time.perf_counter  # bound before any candidate exists, so patching time cannot fool us
 Emit = Callable[[dict[str, Any]], None]
 
 
@@ -172,7 +175,7 @@ class _Run:
         with self.guard.armed(), torch.no_grad():
             out = model(*args)
             if self.device != "cpu":
-                _cuda_sync()
+                cuda_sync()
         return dyn.flatten(out)
 
     def hacked(self, found: list[tuple[str, str]]) -> None:
@@ -208,11 +211,11 @@ class _Run:
             self.hacked(dyn.output_hacks(flat, ref_flat, args, pristine, ref_args, outs))
             outs.append(flat)
             refs.append(ref_flat)
-            reports.append(_compare(flat, ref_flat, cfg))
+            reports.append(compare_outputs(flat, ref_flat, cfg))
             res["seed_results"][str(seed)] = reports[-1]["ok"]
         self.hacked([])
         res["fp32_task"] = any(getattr(r, "dtype", None) in (torch.float32, torch.float64) for r in refs[0])
-        _summarize(reports, res)
+        summarize_errors(reports, res)
         passed = [r["ok"] for r in reports]
         if not all(passed):
             if passed[0] and not any(passed[1:]):
@@ -225,11 +228,11 @@ class _Run:
     def one_input_pattern(self, outs: list[list[Any]], refs: list[list[Any]]) -> tuple[str, str]:
         """Right on the first seed only: memoized state (a fresh instance gets a later seed right)
         or an output fitted to one input."""
-        stale = all(_close(o, outs[0]) and not _close(r, refs[0])
+        stale = all(allclose_all(o, outs[0]) and not allclose_all(r, refs[0])
                     for o, r in zip(outs[1:], refs[1:], strict=True))
         try:
-            fresh = stale and _compare(self.forward(self.build(), self.inputs(self.cfg.seeds[1])), refs[1],
-                                       self.cfg)["ok"]
+            rebuilt = self.forward(self.build(), self.inputs(self.cfg.seeds[1]))
+            fresh = stale and compare_outputs(rebuilt, refs[1], self.cfg)["ok"]
         except Exception:
             fresh = False
         if fresh:
@@ -244,7 +247,8 @@ class _Run:
             self.hacked([("code_bypass", f"ModelNew {why}: PyTorch computes the result")])
         self.exts.poison = True
         try:
-            unaffected = _compare(self.forward(new, self.inputs(self.cfg.seeds[0])), ref_out, self.cfg)["ok"]
+            poisoned = self.forward(new, self.inputs(self.cfg.seeds[0]))
+            unaffected = compare_outputs(poisoned, ref_out, self.cfg)["ok"]
         except Exception:
             unaffected = False  # a poisoned kernel result broke the candidate: the kernel matters
         self.exts.poison = False
@@ -257,9 +261,9 @@ class _Run:
 
         cfg, args = self.cfg, self.inputs(self.cfg.seeds[0])
         with self.guard.armed():
-            self.res["runtime"] = _time(lambda: new(*args), cfg, self.device)
+            self.res["runtime"] = time_callable(lambda: new(*args), cfg, self.device)
         self.hacked([])
-        self.res["ref_eager"] = _time(lambda: self.ref(*args), cfg, self.device)
+        self.res["ref_eager"] = time_callable(lambda: self.ref(*args), cfg, self.device)
         message = "correct on all seeds"
         if cfg.time_compiled_ref if cfg.time_compiled_ref is not None else self.device != "cpu":
             # no candidate code runs from here on: undo its environment (its CXX=hipcc) and let dynamo
@@ -269,7 +273,7 @@ class _Run:
             sys.modules["hipforge_task"] = self.task
             try:
                 compiled = torch.compile(self.ref)
-                self.res["ref_compiled"] = _time(lambda: compiled(*args), cfg, self.device)
+                self.res["ref_compiled"] = time_callable(lambda: compiled(*args), cfg, self.device)
             except Exception as e:  # the candidate is still correct; only this baseline is missing
                 message += f" (torch.compile reference failed: {type(e).__name__}: {str(e)[:300]})"
         self.res.update(verdict="correct", message=message, timed_trials=cfg.timed_trials, phase="done")
@@ -280,44 +284,6 @@ def _build_note(info: dict[str, Any] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in (info or {}).items() if not isinstance(v, dict | list)) or "built"
 
 
-def _compare(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> dict[str, Any]:
-    if len(flat) != len(ref_flat):
-        return {"ok": False, "message": f"returns {len(flat)} outputs, the reference {len(ref_flat)}"}
-    report: dict[str, Any] = {"ok": True, "message": "", "abs": 0.0, "rel": 0.0, "loose": True}
-    for o, r in zip(flat, ref_flat, strict=True):
-        if o.shape != r.shape or o.dtype != r.dtype:
-            got, want = f"{tuple(o.shape)} {o.dtype}", f"{tuple(r.shape)} {r.dtype}"
-            return {"ok": False, "message": f"output {got}, reference {want}"}
-        atol, rtol = cfg.tolerance(str(r.dtype))
-        diff = (o.double() - r.double()).abs().nan_to_num(0.0)
-        rel = diff / r.double().abs().clamp_min(max(atol, 1e-12))
-        if diff.numel():
-            report.update(abs=max(report["abs"], diff.max().item()), rel=max(report["rel"], rel.max().item()))
-        report.update(atol=atol, rtol=rtol)
-        if not _close([o], [r], atol, rtol):
-            message = f"max abs error {report['abs']:.3g}, atol={atol:g}, rtol={rtol:g}"
-            report.update(ok=False, message=message)
-        if r.dtype.is_floating_point and r.element_size() >= 4:
-            report["loose"] = report["loose"] and _close([o], [r], *LOOSE_FP32)
-    return report
-
-
-def _summarize(reports: list[dict[str, Any]], res: dict[str, Any]) -> None:
-    measured = [r for r in reports if "atol" in r]
-    if measured:
-        res.update(max_abs_error=max(r["abs"] for r in measured), atol=measured[0]["atol"],
-                   max_rel_error=max(r["rel"] for r in measured), rtol=measured[0]["rtol"],
-                   passes_loose=all(r["loose"] for r in measured) if res.get("fp32_task") else None)
-
-
-def _close(a: list[Any], b: list[Any], atol: float = 1e-4, rtol: float = 1e-4) -> bool:
-    import torch
-
-    return len(a) == len(b) and all(
-        x.shape == y.shape and torch.allclose(x.double(), y.double(), atol=atol, rtol=rtol, equal_nan=True)
-        for x, y in zip(a, b, strict=True))
-
-
 def _clone(args: list[Any]) -> list[Any]:
     return [x.clone() if hasattr(x, "clone") else x for x in args]
 
@@ -325,39 +291,3 @@ def _clone(args: list[Any]) -> list[Any]:
 def _new_threads(before: set[threading.Thread]) -> tuple[str, str] | None:
     extra = [t.name for t in threading.enumerate() if t not in before and t.is_alive()]
     return ("thread_injection", f"left threads running: {', '.join(extra[:3])}") if extra else None
-
-
-def _time(fn: Callable[[], Any], cfg: EvalConfig, device: str) -> dict[str, Any]:
-    """Median and spread in ms: perf_counter on CPU; on GPU events with the L2 flushed before each trial."""
-    import torch
-
-    samples = []
-    with torch.no_grad():
-        for _ in range(cfg.warmup):
-            fn()
-        if device == "cpu":
-            for _ in range(cfg.timed_trials):
-                start = _perf_counter()
-                fn()
-                samples.append((_perf_counter() - start) * 1e3)
-        else:
-            flush = torch.empty(cfg.flush_l2_mb << 18, dtype=torch.int32, device=device)
-            for _ in range(cfg.timed_trials):
-                flush.zero_()
-                _cuda_sync()
-                start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-                start.record()
-                fn()
-                end.record()
-                _cuda_sync()
-                samples.append(start.elapsed_time(end))
-    return asdict(Timing.from_samples(samples))
-
-
-def _bind_cuda_timers() -> tuple[Any, Any]:
-    import torch
-
-    return torch.cuda.Event, torch.cuda.synchronize
-
-
-_Event, _cuda_sync = _bind_cuda_timers()  # bound when the server starts, before any candidate

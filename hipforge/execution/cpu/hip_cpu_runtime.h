@@ -1,7 +1,8 @@
 // hip_cpu_runtime.h -- HIP kernels on the CPU (hipforge cpu backend).
 //
-// C++17/20, g++. Every block runs on one worker thread as a set of ucontext fibers
-// driven by a small round-robin scheduler:
+// C++17/20, g++. Every block runs on one worker thread as a set of fibers (ucontext stacks;
+// on x86-64 switched by a few instructions of our own unless -DHIPCPU_USE_UCONTEXT, since
+// glibc's swapcontext makes a system call per switch) driven by a round-robin scheduler:
 //   * __syncthreads() is a block barrier, warp ops (__shfl*, __ballot, __any, __all, ...)
 //     are a per-warp barrier; both count arrivals by generation and exited threads
 //     count as arrived. Lanes waiting at a block barrier count as inactive for warp ops
@@ -16,7 +17,13 @@
 //     dynamic shared memory comes from the launch (see hip_cpu::dynamic_shared()).
 //   * blocks are spread over std::threads (hardware concurrency, or HIPCPU_NUM_THREADS);
 //     launches are synchronous.
+//   * warp ops exchange values among the lanes of one release; a lane that did not take
+//     part (exited, waiting at __syncthreads, beyond blockDim) reads as 0, as ds_bpermute
+//     reads an inactive lane on AMD. Lanes at different warp-op sites release site by site.
 // warpSize is 64 unless compiled with -DHIPCPU_WARP_SIZE=32.
+// Not modelled: code that relies on lockstep execution without a warp op or barrier
+// (volatile shared-memory "warp-synchronous" reductions), spin-waits on another thread of
+// the same block, grid-wide synchronization, cooperative launches, hipcub/rocprim.
 #pragma once
 
 #include <algorithm>

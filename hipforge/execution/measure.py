@@ -1,0 +1,91 @@
+"""Comparing outputs with the reference and timing a callable, as KernelBench does.
+
+The CUDA event class and synchronize are bound when this module is imported, i.e. when the
+sandbox server starts and before any candidate exists, so a candidate patching them fools nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from hipforge.execution.config import LOOSE_FP32, EvalConfig
+from hipforge.execution.verdict import Timing
+
+_perf_counter = time.perf_counter
+
+
+def compare_outputs(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> dict[str, Any]:
+    if len(flat) != len(ref_flat):
+        return {"ok": False, "message": f"returns {len(flat)} outputs, the reference {len(ref_flat)}"}
+    report: dict[str, Any] = {"ok": True, "message": "", "abs": 0.0, "rel": 0.0, "loose": True}
+    for o, r in zip(flat, ref_flat, strict=True):
+        if o.shape != r.shape or o.dtype != r.dtype:
+            got, want = f"{tuple(o.shape)} {o.dtype}", f"{tuple(r.shape)} {r.dtype}"
+            return {"ok": False, "message": f"output {got}, reference {want}"}
+        atol, rtol = cfg.tolerance(str(r.dtype))
+        diff = (o.double() - r.double()).abs().nan_to_num(0.0)
+        rel = diff / r.double().abs().clamp_min(max(atol, 1e-12))
+        if diff.numel():
+            report.update(abs=max(report["abs"], diff.max().item()), rel=max(report["rel"], rel.max().item()))
+        report.update(atol=atol, rtol=rtol)
+        if not allclose_all([o], [r], atol, rtol):
+            message = f"max abs error {report['abs']:.3g}, atol={atol:g}, rtol={rtol:g}"
+            report.update(ok=False, message=message)
+        if r.dtype.is_floating_point and r.element_size() >= 4:
+            report["loose"] = report["loose"] and allclose_all([o], [r], *LOOSE_FP32)
+    return report
+
+
+def summarize_errors(reports: list[dict[str, Any]], res: dict[str, Any]) -> None:
+    measured = [r for r in reports if "atol" in r]
+    if measured:
+        res.update(max_abs_error=max(r["abs"] for r in measured), atol=measured[0]["atol"],
+                   max_rel_error=max(r["rel"] for r in measured), rtol=measured[0]["rtol"],
+                   passes_loose=all(r["loose"] for r in measured) if res.get("fp32_task") else None)
+
+
+def allclose_all(a: list[Any], b: list[Any], atol: float = 1e-4, rtol: float = 1e-4) -> bool:
+    import torch
+
+    return len(a) == len(b) and all(
+        x.shape == y.shape and torch.allclose(x.double(), y.double(), atol=atol, rtol=rtol, equal_nan=True)
+        for x, y in zip(a, b, strict=True))
+
+
+def time_callable(fn: Callable[[], Any], cfg: EvalConfig, device: str) -> dict[str, Any]:
+    """Median and spread in ms: perf_counter on CPU; on GPU events with the L2 flushed before each trial."""
+    import torch
+
+    samples = []
+    with torch.no_grad():
+        for _ in range(cfg.warmup):
+            fn()
+        if device == "cpu":
+            for _ in range(cfg.timed_trials):
+                start = _perf_counter()
+                fn()
+                samples.append((_perf_counter() - start) * 1e3)
+        else:
+            flush = torch.empty(cfg.flush_l2_mb << 18, dtype=torch.int32, device=device)
+            for _ in range(cfg.timed_trials):
+                flush.zero_()
+                cuda_sync()
+                start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+                start.record()
+                fn()
+                end.record()
+                cuda_sync()
+                samples.append(start.elapsed_time(end))
+    return asdict(Timing.from_samples(samples))
+
+
+def _bind_cuda_timers() -> tuple[Any, Any]:
+    import torch
+
+    return torch.cuda.Event, torch.cuda.synchronize
+
+
+_Event, cuda_sync = _bind_cuda_timers()  # bound when the server starts, before any candidate

@@ -16,7 +16,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-DEFAULT_ROOT = Path(os.environ.get("HIPFORGE_COMPILE_CACHE", Path.home() / ".cache" / "hipforge" / "compile"))
+
+def default_root() -> Path:
+    """Read at construction, not import: the sandbox sets HIPFORGE_COMPILE_CACHE per job."""
+    return Path(os.environ.get("HIPFORGE_COMPILE_CACHE", Path.home() / ".cache" / "hipforge" / "compile"))
 
 
 def cache_key(**parts: object) -> str:
@@ -26,8 +29,8 @@ def cache_key(**parts: object) -> str:
 
 
 class CompileCache:
-    def __init__(self, root: Path = DEFAULT_ROOT) -> None:
-        self.root = Path(root)
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_root()
         self.root.mkdir(parents=True, exist_ok=True)
 
     def path(self, key: str) -> Path:

@@ -167,7 +167,9 @@ class _Run:
         import torch
 
         torch.manual_seed(seed)
-        return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in self.task.get_inputs()]
+        with torch.device(self.device):  # factories draw on the device: KernelBench-size inputs in ms, not s
+            raw = self.task.get_inputs()
+        return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in raw]
 
     def forward(self, model: Any, args: list[Any]) -> list[Any]:
         import torch

@@ -15,8 +15,8 @@
 //     thread that meets a barrier after all turns the rest of the block into fibers.
 //   * __shared__ is thread_local storage (blocks of a worker run one after another);
 //     dynamic shared memory comes from the launch (see hip_cpu::dynamic_shared()).
-//   * blocks are spread over std::threads (hardware concurrency, or HIPCPU_NUM_THREADS);
-//     launches are synchronous.
+//   * blocks are spread over std::threads (hardware concurrency up to HIPCPU_MAX_WORKERS, or
+//     the HIPCPU_NUM_THREADS environment variable); launches are synchronous.
 //   * warp ops exchange values among the lanes of one release; a lane that did not take
 //     part (exited, waiting at __syncthreads, beyond blockDim) reads as 0, as ds_bpermute
 //     reads an inactive lane on AMD. Lanes at different warp-op sites release site by site.
@@ -63,7 +63,10 @@
 #error "HIPCPU_WARP_SIZE must be 32 or 64"
 #endif
 #ifndef HIPCPU_STACK_SIZE
-#define HIPCPU_STACK_SIZE (256 * 1024)  // virtual; pages are committed on first touch
+#define HIPCPU_STACK_SIZE (64 * 1024)  // per fiber; virtual, pages are committed on first touch
+#endif
+#ifndef HIPCPU_MAX_WORKERS
+#define HIPCPU_MAX_WORKERS 8  // default cap on worker threads (fiber stacks count in RLIMIT_AS)
 #endif
 #ifndef HIPCPU_MAX_THREADS_PER_BLOCK
 #define HIPCPU_MAX_THREADS_PER_BLOCK 1024
@@ -778,7 +781,7 @@ inline unsigned num_workers() {
       if (v > 0) return unsigned(v);
     }
     const unsigned h = std::thread::hardware_concurrency();
-    return h ? h : 1u;
+    return std::min(h ? h : 1u, unsigned(HIPCPU_MAX_WORKERS));
   }();
   return n;
 }

@@ -1,0 +1,112 @@
+"""Executor throughput and timing stability, printed side by side in one run (GPU machine).
+
+1. cold evaluation: one fresh candidate (empty compile cache): build, 5 correctness seeds, 100 timed
+   trials, wall seconds;
+2. evaluations per minute for a batch of distinct candidates with a cold and then a warm cache;
+3. run-to-run spread (coefficient of variation over 10 repeats) of our timing of one kernel next to
+   triton.testing.do_bench on the same kernel.
+Usage: python scripts/bench_executor.py --backend cuda --arch sm_90 --candidates 24 --parallel 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hipforge.execution.config import EvalConfig  # noqa: E402
+from hipforge.execution.evaluate import evaluate, evaluate_many  # noqa: E402
+from scripts.gpu_corpus import at_kernelbench_scale  # noqa: E402
+from tests.corpus import ROOT, entries  # noqa: E402
+
+ELEMENTWISE_TASKS = {"relu", "leaky_relu", "sigmoid", "tanh", "gelu", "swish", "scale", "add"}
+
+
+def distinct_candidates(count: int) -> list[tuple[str, str]]:
+    """Honest elementwise candidates at KernelBench scale, each with a unique HIP source (no cache hits)."""
+    honest = [e for e in entries("honest") if e.task in ELEMENTWISE_TASKS]
+    items = []
+    for i in range(count):
+        entry = honest[i % len(honest)]
+        marker = f'r"""// benchmark variant {uuid.uuid4().hex}\n'
+        items.append((entry.candidate_source.replace('r"""', marker, 1),
+                      at_kernelbench_scale(entry.task, entry.task_source)))
+    return items
+
+
+def per_minute(items: list[tuple[str, str]], config: EvalConfig, parallel: int) -> tuple[float, list[str]]:
+    started = time.monotonic()
+    verdicts = [r.verdict.value for _, r in evaluate_many(items, config, parallel=parallel)]
+    return len(items) / (time.monotonic() - started) * 60, verdicts
+
+
+def spread(samples: list[float]) -> dict[str, float]:
+    mean = statistics.fmean(samples)
+    return {"median_ms": statistics.median(samples), "cv": statistics.stdev(samples) / mean}
+
+
+def timing_stability(config: EvalConfig, repeats: int) -> dict[str, dict[str, float]]:
+    import torch
+    from triton.testing import do_bench
+
+    from hipforge.execution.cuda.backend import CudaBackend
+    from hipforge.execution.measure import time_callable
+
+    module = CudaBackend(arch=config.arch).load_inline(
+        "bench_elementwise", cpp_sources=(ROOT / "kernels" / "elementwise.hip").read_text(), functions=["unary"])
+    x = torch.randn(4096, 65536, device="cuda")
+
+    def relu() -> object:
+        return module.unary(x, 0, 0.0)
+
+    ours = [time_callable(relu, config, "cuda")["median_ms"] for _ in range(repeats)]
+    triton = [do_bench(relu, warmup=25, rep=100, return_mode="median") for _ in range(repeats)]
+    return {"hipforge": spread(ours), "triton.do_bench": spread(triton)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="cuda")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--candidates", type=int, default=24)
+    parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False,
+                        cache_dir=tempfile.mkdtemp(prefix="hipforge-bench-cache-"))
+    report: dict[str, object] = {}
+
+    warmup = evaluate(*distinct_candidates(1)[0], config)  # starts the sandbox server, builds shared runtime
+    report["setup_seconds"] = warmup.seconds
+    single = evaluate(*distinct_candidates(1)[0], config)
+    report["cold_eval_seconds"] = single.seconds
+    report["cold_eval_verdict"] = single.verdict.value
+
+    items = distinct_candidates(args.candidates)
+    report["cold_per_minute"], cold = per_minute(items, config, args.parallel)
+    report["warm_per_minute"], warm = per_minute(items, config, args.parallel)
+    report["verdicts"] = {"cold": sorted(set(cold)), "warm": sorted(set(warm))}
+    report["timing"] = timing_stability(config, args.repeats)
+
+    print(f"\nbackend {args.backend} {args.arch}, {args.candidates} distinct candidates, {args.parallel} in flight")
+    print(f"  one-time setup (sandbox server, shared runtime): {report['setup_seconds']:.1f} s")
+    print(f"  cold evaluation, one candidate:  {report['cold_eval_seconds']:.1f} s wall ({single.verdict.value})")
+    print(f"  {'':<22}{'cold cache':>12}{'warm cache':>12}")
+    print(f"  {'evaluations / minute':<22}{report['cold_per_minute']:>12.1f}{report['warm_per_minute']:>12.1f}")
+    print(f"  {'timing of one kernel':<22}{'median ms':>12}{'CV (10x)':>12}")
+    for name, stats in report["timing"].items():  # type: ignore[union-attr]
+        print(f"  {name:<22}{stats['median_ms']:>12.4f}{stats['cv']:>12.4f}")
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -14,9 +14,11 @@ import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from hipforge.execution.antihack_static import Finding, blocking, scan
+from hipforge.execution.baselines import BaselineCache
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.sandbox import Outcome, Server, resolve_mode
 from hipforge.execution.verdict import EvalResult, Verdict
@@ -49,9 +51,15 @@ def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig) -> EvalR
                           hack_check=hit.check)
     mode = resolve_mode(cfg.isolation)
     pool = _pools.setdefault(mode, _Pool(mode))
+    baselines = BaselineCache(Path(cfg.cache_dir) / "baselines")
+    key = baselines.key(task_source, cfg)
+    job = {**_job(candidate_source, task_source, cfg, mode), "baseline": baselines.get(key)}
     with pool.server() as server:
-        outcome = server.run(_job(candidate_source, task_source, cfg, mode), pool.run_lock)
-    return _classify(outcome, cfg, findings, mode)
+        outcome = server.run(job, pool.run_lock)
+    result = _classify(outcome, cfg, findings, mode)
+    if result.verdict == Verdict.CORRECT and job["baseline"] is None:
+        baselines.put(key, result.to_dict())
+    return result
 
 
 def _job(candidate: str, task: str, cfg: EvalConfig, mode: str) -> dict[str, Any]:

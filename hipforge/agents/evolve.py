@@ -1,0 +1,115 @@
+"""The offline evolutionary optimizer: mutate code-generation choices, keep the fastest correct kernel.
+
+Each generation mutates the current best's parameters (block size, elements per thread, vector
+width, unroll, fast-math intrinsics, GEMM tile), evaluates the children on the executor, and the
+fastest correct one seeds the next generation. Every child records its parent (evolved_from).
+Fast-math is only kept where the executor's tolerance check still passes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hipforge.agents.base import AgentTask, Candidate, Declined
+from hipforge.agents.translate.params import GenParams
+from hipforge.execution.record import kernel_id
+from hipforge.execution.verdict import EvalResult, Verdict
+
+CHOICES: dict[str, tuple[object, ...]] = {
+    "block_size": (64, 128, 256, 512, 1024),
+    "elems_per_thread": (1, 2, 4, 8),
+    "vector_width": (1, 4),
+    "unroll": (1, 2, 4, 8),
+    "fast_math": (False, True),
+    "tile": (8, 16, 32),
+}
+
+
+@dataclass(frozen=True)
+class Trial:
+    params: GenParams
+    candidate: Candidate
+    result: EvalResult
+    generation: int
+
+    @property
+    def kernel_id(self) -> str:
+        return kernel_id(self.candidate.source)
+
+    @property
+    def runtime_ms(self) -> float:
+        """Median runtime of a correct kernel; infinity otherwise, so it never wins."""
+        ok = self.result.verdict == Verdict.CORRECT and self.result.runtime is not None
+        return self.result.runtime.median_ms if ok else float("inf")
+
+
+@dataclass
+class Evolution:
+    trials: list[Trial] = field(default_factory=list)
+    declined: list[str] = field(default_factory=list)
+
+    @property
+    def best(self) -> Trial | None:
+        correct = [t for t in self.trials if t.runtime_ms < float("inf")]
+        return min(correct, key=lambda t: t.runtime_ms) if correct else None
+
+
+def mutate(params: GenParams, rng: random.Random, fast_math: bool = True) -> GenParams:
+    """One or two fields changed to another allowed value."""
+    fields = [f for f in CHOICES if fast_math or f != "fast_math"]
+    changes = {}
+    for name in rng.sample(fields, k=rng.choice((1, 2))):
+        options = [v for v in CHOICES[name] if v != getattr(params, name)]
+        changes[name] = rng.choice(options)
+    return params.with_changes(**changes)
+
+
+def evolve(
+    task: AgentTask,
+    generate: Callable[[AgentTask, GenParams], Candidate | Declined],
+    evaluate: Callable[[Candidate], EvalResult],
+    *,
+    budget: int = 8,
+    children: int = 4,
+    seed: int = 0,
+    fast_math: bool = True,
+    start: GenParams | None = None,
+    on_trial: Callable[[Trial], None] | None = None,
+) -> Evolution:
+    """Spend at most `budget` evaluations; the first is the unmutated starting point."""
+    rng, run = random.Random(seed), Evolution()
+    seen: set[str] = set()
+
+    def attempt(params: GenParams, parent: Trial | None, generation: int) -> None:
+        made = generate(task, params)
+        if isinstance(made, Declined):
+            run.declined.append(made.reason)
+            return
+        if parent is not None:
+            made = Candidate(made.source, made.agent, (parent.kernel_id,), made.inspirations, made.params)
+        if kernel_id(made.source) in seen:  # a mutation that changed nothing in the code
+            return
+        seen.add(kernel_id(made.source))
+        trial = Trial(params, made, evaluate(made), generation)
+        run.trials.append(trial)
+        if on_trial:
+            on_trial(trial)
+
+    attempt(start or GenParams(), None, 0)
+    generation, stale = 0, 0
+    while len(run.trials) < budget and run.best is not None and stale < 3:
+        generation += 1
+        parent = run.best
+        before = len(run.trials)
+        for _ in range(children):
+            if len(run.trials) >= budget:
+                break
+            try:
+                params = mutate(parent.params, rng, fast_math)
+            except ValueError:  # a combination the generator rejects
+                continue
+            attempt(params, parent, generation)
+        stale = stale + 1 if len(run.trials) == before else 0  # mutations keep producing duplicates
+    return run

@@ -1,0 +1,118 @@
+"""The kernel stages as plain functions: translate every task, then evolve the ones that came out correct."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from hipforge.agents.archive import KernelArchive
+from hipforge.agents.base import AgentTask, Candidate, Declined, Translator
+from hipforge.agents.evolve import Evolution, Trial, evolve
+from hipforge.agents.translate.params import GenParams
+from hipforge.execution.verdict import EvalResult
+from hipforge.store import Warehouse
+
+Progress = Callable[[int, int, str], None]
+
+
+class Executor(Protocol):
+    backend: str
+
+    def evaluate(self, candidate_source: str, task_source: str) -> EvalResult: ...
+
+    def evaluate_many(self, items: Iterable[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]: ...
+
+
+@dataclass(frozen=True)
+class StoredTask:
+    task_id: str
+    name: str
+    source: str  # full size: kernels are written for it
+    smoke_source: str  # what the cpu backend runs
+
+    def agent_task(self) -> AgentTask:
+        return AgentTask(self.task_id, self.name, self.source)
+
+    def eval_source(self, backend: str) -> str:
+        return self.smoke_source if backend == "cpu" else self.source
+
+
+@dataclass
+class StageSummary:
+    verdicts: Counter[str] = field(default_factory=Counter)
+    declined: list[tuple[str, str]] = field(default_factory=list)  # (task, reason)
+    speedups: dict[str, float] = field(default_factory=dict)  # task -> best speedup over eager
+    evaluations: int = 0
+    seconds: float = 0.0
+
+
+def accepted_tasks(warehouse: Warehouse, origins: list[str], limit: int = 0) -> list[StoredTask]:
+    with warehouse.connect() as con:
+        rows = con.execute(
+            "SELECT task_id, name, source, smoke_source FROM tasks WHERE status = 'accepted' "
+            "AND list_contains(?, origin) ORDER BY origin, name", [origins]).fetchall()
+    tasks = [StoredTask(*row) for row in rows]
+    return tasks[:limit] if limit > 0 else tasks
+
+
+def translate_tasks(tasks: list[StoredTask], translator: Translator, executor: Executor, archive: KernelArchive,
+                    run_id: str, on_progress: Progress | None = None) -> StageSummary:
+    """One candidate per task (or a reasoned decline), every candidate evaluated and archived."""
+    started, summary = time.monotonic(), StageSummary()
+    made: list[tuple[StoredTask, Candidate]] = []
+    for task in tasks:
+        outcome = translator.translate(task.agent_task(), [])
+        if isinstance(outcome, Declined):
+            summary.declined.append((task.name, outcome.reason))
+        else:
+            made.append((task, outcome))
+    items = [(c.source, t.eval_source(executor.backend)) for t, c in made]
+    for done, (index, result) in enumerate(executor.evaluate_many(items), 1):
+        task, candidate = made[index]
+        archive.record(task.task_id, candidate, result, run_id, generation=0)
+        _count(summary, task.name, result)
+        if on_progress:
+            on_progress(done, len(made), task.name)
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def evolve_tasks(tasks: list[StoredTask], generate: Callable[[AgentTask, GenParams], Candidate | Declined],
+                 executor: Executor, archive: KernelArchive, run_id: str, *, budget: int, children: int,
+                 seed: int, workers: int, on_progress: Progress | None = None) -> StageSummary:
+    """Evolve each task from the default parameters; tasks run side by side, their trials one by one."""
+    started, summary = time.monotonic(), StageSummary()
+    writing = threading.Lock()  # one archive writer at a time: DuckDB takes one write transaction per file
+
+    def one(task: StoredTask) -> Evolution:
+        def evaluate_candidate(candidate: Candidate) -> EvalResult:
+            return executor.evaluate(candidate.source, task.eval_source(executor.backend))
+
+        def keep(trial: Trial) -> None:
+            with writing:
+                    archive.record(task.task_id, trial.candidate, trial.result, run_id, generation=trial.generation)
+
+        return evolve(task.agent_task(), generate, evaluate_candidate, budget=budget, children=children,
+                      seed=seed, on_trial=keep)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for done, (task, run) in enumerate(zip(tasks, pool.map(one, tasks), strict=True), 1):
+            for trial in run.trials:
+                _count(summary, task.name, trial.result)
+            summary.declined += [(task.name, reason) for reason in run.declined[:1]]
+            if on_progress:
+                on_progress(done, len(tasks), task.name)
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _count(summary: StageSummary, task: str, result: EvalResult) -> None:
+    summary.verdicts[result.verdict.value] += 1
+    summary.evaluations += 1
+    if result.speedup_eager is not None:
+        summary.speedups[task] = max(summary.speedups.get(task, 0.0), result.speedup_eager)

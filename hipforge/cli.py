@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -19,10 +19,10 @@ from hipforge.store.lineage import lineage, render_text, to_json
 
 app = typer.Typer(help="hipforge: teach language models to write fast HIP kernels.", no_args_is_help=True)
 console = Console(width=None if sys.stdout.isatty() else 120)
-WarehouseOpt = Annotated[Optional[Path], typer.Option(help="DuckDB file (default: HIPFORGE_WAREHOUSE or warehouse/)")]
+WarehouseOpt = Annotated[Path | None, typer.Option(help="DuckDB file (default: HIPFORGE_WAREHOUSE or warehouse/)")]
 
 
-def _warehouse(path: Optional[Path]) -> Warehouse:
+def _warehouse(path: Path | None) -> Warehouse:
     return Warehouse(path or default_warehouse_path())
 
 
@@ -66,7 +66,7 @@ def eval_cmd(
     candidate: Annotated[Path, typer.Argument(help="KernelBench-format HIP candidate (defines ModelNew)")],
     task: Annotated[Path, typer.Option(help="the PyTorch reference (defines Model, get_inputs ...)")],
     backend: Annotated[str, typer.Option(help="cpu | cuda | rocm")] = "cpu",
-    arch: Annotated[Optional[str], typer.Option(help="gfx950 (default), gfx942; sm_90 on cuda")] = None,
+    arch: Annotated[str | None, typer.Option(help="gfx950 (default), gfx942; sm_90 on cuda")] = None,
     wavefront: Annotated[int, typer.Option(help="cpu backend warp size: 64 or 32")] = 64,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
@@ -134,8 +134,8 @@ def show(
 
 @app.command()
 def tasks(
-    origin: Annotated[Optional[str], typer.Option(help="reference, kernelbench, synthetic ...")] = None,
-    status: Annotated[Optional[str], typer.Option(help="accepted or rejected")] = None,
+    origin: Annotated[str | None, typer.Option(help="reference, kernelbench, synthetic ...")] = None,
+    status: Annotated[str | None, typer.Option(help="accepted or rejected")] = None,
     warehouse: WarehouseOpt = None,
 ) -> None:
     """List stored tasks with their status and, for rejected ones, the reason."""

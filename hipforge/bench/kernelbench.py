@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 _PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 _LEVEL_DIR = re.compile(r"level_?(\d+)$", re.IGNORECASE)

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import duckdb
-
 from hipforge.store.warehouse import Warehouse
-
-# Another process may hold DuckDB's write lock for a moment: wait this long between tries, then fail.
-_LOCK_WAITS = (0.1, 0.3, 1.0, 3.0)
 
 
 class _Sink:
@@ -34,14 +28,7 @@ class _Sink:
         with self.lock:
             if not self.rows:
                 return 0
-            for wait in (*_LOCK_WAITS, None):
-                try:
-                    written = self.warehouse.insert("llm_calls", self.rows, self.run_id)
-                    break
-                except duckdb.IOException:
-                    if wait is None:
-                        raise
-                    time.sleep(wait)
+            written = self.warehouse.insert("llm_calls", self.rows, self.run_id)
             self.rows.clear()
             return written
 

@@ -85,7 +85,8 @@ def render_text(root: LineageNode, direction: Direction) -> str:
         for i, child in enumerate(node.children):
             last = i == len(node.children) - 1
             run = f"  [run {child.run_id[:8]}]" if child.run_id else ""
-            lines.append(f"{indent}{'└─' if last else '├─'} {child.relation} → {child.kind} {child.id}  {child.label}{run}")
+            branch = "└─" if last else "├─"
+            lines.append(f"{indent}{branch} {child.relation} → {child.kind} {child.id}  {child.label}{run}")
             walk(child, indent + ("   " if last else "│  "))
 
     walk(root, "  ")

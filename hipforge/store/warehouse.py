@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import duckdb
 
@@ -24,6 +26,9 @@ _PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+LOCK_WAITS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
+
+
 def _sql_value(value: Any) -> Any:
     """DuckDB takes JSON columns as text; dicts and lists are serialized here, once."""
     return json.dumps(value, default=str) if isinstance(value, (dict, list, tuple)) else value
@@ -40,13 +45,24 @@ class Warehouse:
         if read_only and not self.path.exists():
             raise FileNotFoundError(f"no warehouse at {self.path}: materialize an asset or run `hipforge demo`")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(self.path), read_only=read_only)
+        con = self._open(read_only)
         try:
             if not read_only:
                 apply_migrations(con)
             yield con
         finally:
             con.close()
+
+    def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        """DuckDB lets one process write a file at a time: another writer's short batch is waited out."""
+        for wait in (*LOCK_WAITS_S, None):
+            try:
+                return duckdb.connect(str(self.path), read_only=read_only)
+            except duckdb.IOException as err:
+                if wait is None or "lock" not in str(err).lower():
+                    raise
+                time.sleep(wait)
+        raise AssertionError("unreachable")
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -104,7 +120,7 @@ class Warehouse:
             for table, column in ID_COLUMNS.items():
                 cursor = con.execute(f"SELECT * FROM {table} WHERE {column} LIKE ? LIMIT 3", [id_or_prefix + "%"])
                 names = [d[0] for d in cursor.description]
-                hits += [(table, dict(zip(names, row))) for row in cursor.fetchall()]
+                hits += [(table, dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
         if not hits:
             raise KeyError(f"no task, kernel, evaluation or LLM call has an id starting with {id_or_prefix!r}")
         if len(hits) > 1:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from hipforge.store import Warehouse
 from hipforge.tasks.errors import TaskError

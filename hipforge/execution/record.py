@@ -1,4 +1,4 @@
-"""Store a candidate and its verdict: kernel row (content-addressed), evaluation row, lineage edge."""
+"""Warehouse rows for a candidate and its verdict: the kernel's content address and the evaluation row."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import hashlib
 import uuid
 
 from hipforge.execution.verdict import EvalResult
-from hipforge.store import Warehouse
 
 
 def kernel_id(candidate_source: str) -> str:
@@ -34,25 +33,3 @@ def evaluation_row(kid: str, task_id: str, result: EvalResult) -> dict[str, obje
         "speedup_compiled": result.speedup_compiled,
         "detail": result.to_dict(),
     }
-
-
-def record_evaluation(
-    warehouse: Warehouse,
-    candidate_source: str,
-    task_id: str,
-    result: EvalResult,
-    run_id: str,
-    agent: str,
-    model: str | None = None,
-) -> str:
-    """Write kernel + evaluation + evaluated_by edge in one transaction; return the evaluation id."""
-    kid = kernel_id(candidate_source)
-    kernel = {"kernel_id": kid, "task_id": task_id, "source": candidate_source, "language": "hip",
-              "agent": agent, "model": model, "generation": None}
-    evaluation = evaluation_row(kid, task_id, result)
-    edge = {"child_id": evaluation["eval_id"], "parent_id": kid, "relation": "evaluated_by"}
-    with warehouse.transaction() as con:
-        warehouse.insert("kernels", [kernel], run_id, con=con)
-        warehouse.insert("evaluations", [evaluation], run_id, con=con)
-        warehouse.insert("lineage_edges", [edge], run_id, con=con)
-    return str(evaluation["eval_id"])

@@ -49,24 +49,34 @@ def _stored_id(source: str) -> str:
         return hashlib.sha256(source.encode()).hexdigest()[:16]
 
 
-def _row(candidate: TaskCandidate, outcome: ReferenceRun | TaskError) -> dict[str, object]:
-    accepted = not isinstance(outcome, TaskError)
+def task_row(candidate: TaskCandidate, run: ReferenceRun | None, rejection: tuple[str, str] | None,
+             row_id: str | None = None) -> dict[str, object]:
+    """The tasks-table row of a checked candidate: its smoke run and full-size profile, or why it was rejected."""
     return {
-        "task_id": _stored_id(candidate.source),
+        "task_id": row_id or _stored_id(candidate.source),
         "name": candidate.name,
         "origin": candidate.origin,
         "level": candidate.level,
         "problem_id": candidate.problem_id,
         "category": candidate.category,
         "source": candidate.source,
-        "status": "accepted" if accepted else "rejected",
-        "reject_code": None if accepted else outcome.code,
-        "reject_reason": None if accepted else outcome.message,
-        "smoke_source": outcome.source if accepted else None,
-        "smoke_constants": outcome.constants if accepted else None,
-        "output_shapes": outcome.output_shapes if accepted else None,
-        "smoke_seconds": outcome.seconds if accepted else None,
+        "status": "rejected" if rejection else "accepted",
+        "reject_code": rejection[0] if rejection else None,
+        "reject_reason": rejection[1] if rejection else None,
+        "smoke_source": run.source if run else None,
+        "smoke_constants": run.constants if run else None,
+        "output_shapes": run.output_shapes if run else None,
+        "smoke_seconds": run.seconds if run else None,
+        "flops": run.flops if run else None,
+        "bytes_moved": run.bytes_moved if run else None,
+        "full_output_shapes": run.full_shapes if run else None,
     }
+
+
+def _row(candidate: TaskCandidate, outcome: ReferenceRun | TaskError) -> dict[str, object]:
+    if isinstance(outcome, TaskError):
+        return task_row(candidate, None, (outcome.code, outcome.message))
+    return task_row(candidate, outcome, None)
 
 
 def ingest_tasks(

@@ -51,6 +51,9 @@ class ReferenceRun:
     init_seconds: float  # get_init_inputs + Model(...) + get_inputs
     constants: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # smoke changes: name -> (old, new)
     source: str = ""  # the source that ran (smoke-scaled at smoke scale)
+    flops: int | None = None  # at full size (None: the meta device could not run it)
+    bytes_moved: int | None = None  # inputs + parameters + outputs at full size: the least traffic
+    full_shapes: list[tuple[int, ...]] = field(default_factory=list)  # output shapes at full size
 
 
 def scrubbed_env(threads: int) -> dict[str, str]:
@@ -157,13 +160,15 @@ def check_task(source: str, name: str = "task", *, scale: Scale = "smoke", time_
     error = TaskError("crashed", "no candidate source to run")
     with _borrow() as worker:
         for candidate in candidates:
-            reply = worker.run({**job, "source": candidate.source})
+            full = source if scale == "smoke" else None  # profiled at full size once it runs small
+            reply = worker.run({**job, "source": candidate.source, "full_source": full})
             if reply["ok"]:
                 return ReferenceRun(
                     name=name, task_id=task_id(source), scale=scale,
                     output_shapes=[tuple(s) for s in reply["shapes"]], output_dtypes=reply["dtypes"],
                     seconds=reply["forward_s"], init_seconds=reply["init_s"],
-                    constants=candidate.changed, source=candidate.source)
+                    constants=candidate.changed, source=candidate.source, flops=reply.get("flops"),
+                    bytes_moved=reply.get("bytes"), full_shapes=[tuple(s) for s in reply.get("full_shapes", [])])
             error = TaskError(reply["code"], reply["message"])
             if error.code in FINAL_CODES:
                 break

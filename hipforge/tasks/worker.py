@@ -182,7 +182,30 @@ def _run(job: dict[str, Any]) -> dict[str, Any]:
     except _Rejected as rejected:
         return rejected.reply
     return {"ok": True, "shapes": [list(t.shape) for t in first], "dtypes": [str(t.dtype) for t in first],
-            "init_s": init_s, "forward_s": min(forward_s, forward2_s)}
+            "init_s": init_s, "forward_s": min(forward_s, forward2_s), **_profile(job.get("full_source"))}
+
+
+def _profile(source: str | None) -> dict[str, Any]:
+    """FLOPs and the least bytes a kernel must move (inputs, parameters, outputs) at full size, counted
+    on the meta device so no memory is touched. Tasks the meta device cannot run get no profile."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    if source is None:
+        return {}
+    try:
+        module = types.ModuleType("hipforge_task_full")
+        exec(compile(source, "<task full>", "exec"), module.__dict__)
+        with torch.device("meta"), torch.no_grad():
+            model = module.Model(*module.get_init_inputs())
+            inputs = [t for t in module.get_inputs() if isinstance(t, torch.Tensor)]
+            with FlopCounterMode(display=False) as counter:
+                outputs = _tensors(model(*inputs))
+        moved = sum(t.nbytes for t in [*inputs, *outputs]) + sum(p.nbytes for p in model.parameters())
+        return {"flops": int(counter.get_total_flops()), "bytes": int(moved),
+                "full_shapes": [list(t.shape) for t in outputs]}
+    except Exception:  # noqa: BLE001  # data-dependent ops (nonzero, .item()) have no meta kernels
+        return {}
 
 
 def _tensors(out: Any) -> list[Any]:

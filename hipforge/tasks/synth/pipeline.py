@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from hipforge.llm import LLMProvider
 from hipforge.store import Warehouse
+from hipforge.tasks.ingest import TaskCandidate, task_row
 from hipforge.tasks.synth.candidate import MODES, Mode, SeedTask
 from hipforge.tasks.synth.generate import draft, write_with_llm
 from hipforge.tasks.synth.sanity import DEFAULT_BUDGET, Budget, Rejection
@@ -113,24 +114,10 @@ def synthesize(
 
 
 def _row(o: Outcome) -> dict[str, object]:
-    run = None if isinstance(o.result, Rejection) else o.result
     rejection = o.result if isinstance(o.result, Rejection) else None
-    return {
-        "task_id": o.row_id,
-        "name": o.candidate.name,
-        "origin": "synthetic",
-        "level": None,
-        "problem_id": None,
-        "category": o.candidate.mode,
-        "source": o.candidate.source,
-        "status": "rejected" if rejection else "accepted",
-        "reject_code": rejection.code if rejection else None,
-        "reject_reason": rejection.message if rejection else None,
-        "smoke_source": run.source if run else None,
-        "smoke_constants": run.constants if run else None,
-        "output_shapes": run.output_shapes if run else None,
-        "smoke_seconds": run.seconds if run else None,
-    }
+    candidate = TaskCandidate(o.candidate.name, o.candidate.source, "synthetic", category=o.candidate.mode)
+    run = None if rejection else o.result
+    return task_row(candidate, run, (rejection.code, rejection.message) if rejection else None, row_id=o.row_id)
 
 
 def store(outcomes: Sequence[Outcome], warehouse: Warehouse, run_id: str) -> tuple[int, int]:

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hip_assets.tasks import kernelbench_tasks, reference_tasks
+from hipforge.bench.plots import markdown_image
 from hipforge.llm import CallLog, LLMClient, ResponseCache, default_cache_dir, make_provider
 from hipforge.store import Warehouse
 from hipforge.tasks.synth import (
@@ -19,6 +20,7 @@ from hipforge.tasks.synth import (
     near_duplicate_pairs,
     synthesize,
 )
+from hipforge.tasks.synth.distribution import cost_scatter, distribution_table, operator_table
 from resources.warehouse import WarehouseResource
 
 GROUP = "tasks"
@@ -83,7 +85,15 @@ def _metadata(summary: SynthSummary, config: SyntheticTasksConfig) -> dict[str, 
         "seed": dg.MetadataValue.int(config.seed),
         "near_duplicate_threshold": dg.MetadataValue.float(config.near_duplicate_threshold),
         "writer": dg.MetadataValue.text(config.llm_model if config.llm else "offline"),
+        "distribution": dg.MetadataValue.md(distribution_table(summary.outcomes)),
+        "operators_used": dg.MetadataValue.md(operator_table(summary.outcomes)),
+        **_cost_plot(summary),
     }
+
+
+def _cost_plot(summary: SynthSummary) -> dict[str, dg.MetadataValue]:
+    png = cost_scatter(summary.outcomes)
+    return {"cost_plot": dg.MetadataValue.md(markdown_image(png, "synthetic task cost"))} if png else {}
 
 
 @dg.asset(

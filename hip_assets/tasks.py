@@ -136,4 +136,7 @@ def _rejected_check(asset: dg.AssetsDefinition, origin: str, blocking: bool) -> 
 
 
 # Our own library must be clean (a rejection is our bug); KernelBench rejections are reported, not fatal.
-task_checks = [_rejected_check(reference_tasks, "reference", True), _rejected_check(kernelbench_tasks, "kernelbench", False)]
+task_checks = [
+    _rejected_check(reference_tasks, "reference", True),
+    _rejected_check(kernelbench_tasks, "kernelbench", False),
+]

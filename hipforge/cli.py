@@ -61,34 +61,6 @@ def demo(select: Annotated[str, typer.Option(help="Dagster asset selection")] = 
         console.print(f"  .venv/bin/hipforge show {chain[0]}      one row, with its Dagster run")
 
 
-@app.command("eval")
-def eval_cmd(
-    candidate: Annotated[Path, typer.Argument(help="KernelBench-format HIP candidate (defines ModelNew)")],
-    task: Annotated[Path, typer.Option(help="the PyTorch reference (defines Model, get_inputs ...)")],
-    backend: Annotated[str, typer.Option(help="cpu | cuda | rocm")] = "cpu",
-    arch: Annotated[str | None, typer.Option(help="gfx950 (default), gfx942; sm_90 on cuda")] = None,
-    wavefront: Annotated[int, typer.Option(help="cpu backend warp size: 64 or 32")] = 64,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
-) -> None:
-    """Compile, check and time one candidate against its task in the sandbox; print the verdict."""
-    from hipforge.execution.config import EvalConfig
-    from hipforge.execution.evaluate import evaluate
-    from hipforge.execution.report import format_result
-
-    for path in (candidate, task):
-        if not path.is_file():
-            _fail(f"{path} is not a file")
-    default_arch = "sm_90" if backend == "cuda" else "gfx950"
-    config = EvalConfig(backend=backend, arch=arch or default_arch, wavefront=wavefront)
-    with console.status(f"evaluating {candidate.name} on {backend} (build, {len(config.seeds)} seeds, timing)"):
-        result = evaluate(candidate.read_text(), task.read_text(), config)
-    if as_json:
-        print(result.to_json())
-    else:
-        console.print(format_result(result), highlight=False, markup=False)
-    raise typer.Exit(0 if result.verdict.value == "correct" else 2)
-
-
 @app.command("lineage")
 def lineage_cmd(
     node_id: Annotated[str, typer.Argument(help="task, kernel or evaluation id (a unique prefix will do)")],
@@ -152,3 +124,8 @@ def tasks(
     for row in rows:
         table.add_row(*[str(v)[:100] for v in row])
     console.print(table)
+
+
+from hipforge import cli_kernels  # noqa: E402  # registers `eval` and `translate` on the same app
+
+cli_kernels.register(app, console, _fail)

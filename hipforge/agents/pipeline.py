@@ -14,6 +14,7 @@ from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate, Declined, Translator
 from hipforge.agents.evolve import Evolution, Trial, evolve
 from hipforge.agents.translate.params import GenParams
+from hipforge.agents.translate.translator import OfflineTranslator
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
 
@@ -58,6 +59,11 @@ def accepted_tasks(warehouse: Warehouse, origins: list[str], limit: int = 0) -> 
             "AND list_contains(?, origin) ORDER BY origin, name", [origins]).fetchall()
     tasks = [StoredTask(*row) for row in rows]
     return tasks[:limit] if limit > 0 else tasks
+
+
+def task_names(warehouse: Warehouse) -> dict[str, str]:
+    with warehouse.connect() as con:
+        return dict(con.execute("SELECT task_id, name FROM tasks").fetchall())
 
 
 def translate_tasks(tasks: list[StoredTask], translator: Translator, executor: Executor, archive: KernelArchive,
@@ -109,6 +115,11 @@ def evolve_tasks(tasks: list[StoredTask], generate: Callable[[AgentTask, GenPara
                 on_progress(done, len(tasks), task.name)
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def offline_generate(task: AgentTask, params: GenParams) -> Candidate | Declined:
+    """The offline translator with the given code-generation choices: what the optimizer mutates."""
+    return OfflineTranslator(params=params).translate(task, [])
 
 
 def _count(summary: StageSummary, task: str, result: EvalResult) -> None:

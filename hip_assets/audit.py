@@ -1,0 +1,111 @@
+"""The offline auditor as an asset: curated and injected cases through the executor's gate and the
+plausibility judge (the offline filter by default), per-case rows in audit_cases, error rates in the
+metadata, and a check that fails when the deterministic gate lets a deceptive kernel through."""
+
+import io
+
+import dagster as dg
+from pydantic import Field
+
+from hip_assets.run_links import run_metadata
+from hipforge.agents.audit import AuditReport, audit_cases, run_audit
+from hipforge.agents.llm import make_judge
+from hipforge.bench.plots import markdown_image
+from hipforge.llm import CallLog, ResponseCache, default_cache_dir
+from hipforge.store import Warehouse
+from resources.executor import ExecutorResource
+from resources.warehouse import WarehouseResource
+
+GROUP = "audit"
+_COLUMNS = ("run_id", "case_name", "category", "origin", "expected_check", "backend", "gate_verdict", "gate_check",
+            "gate_passed", "gate_message", "judge", "judge_score", "judge_passed", "judge_reasons")
+
+
+class AuditConfig(dg.Config):
+    injected: bool = Field(default=True, description="add honest kernels with injected flaws to the curated corpus")
+    judge: str = Field(default="offline", description="plausibility judge: offline, gemini or gemini:<model>")
+    judge_threshold: float = Field(default=0.5, description="the judge's pass score")
+    llm_base_url: str | None = Field(default=None, description="another endpoint for the Gemini API (a proxy)")
+
+
+def store_report(warehouse: Warehouse, report: AuditReport, run_id: str, backend: str, judge: str) -> int:
+    """One audit_cases row per case, stamped with the run (a re-run of the same run replaces its rows)."""
+    rows = [(run_id, r.case, r.category, r.origin, r.expected_check, backend, r.gate_verdict, r.gate_check,
+             r.gate_passed, r.gate_message, judge, r.judge_score, r.judge_passed, r.judge_reasons) for r in report.rows]
+    with warehouse.transaction() as con:
+        con.execute("DELETE FROM audit_cases WHERE run_id = ?", [run_id])
+        con.executemany(f"INSERT INTO audit_cases ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
+                        rows)
+    return len(rows)
+
+
+def rates_plot(report: AuditReport) -> bytes:
+    """Grouped bars: each verifier's error rate per category (false negatives for correct cases)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on servers and CI
+    import matplotlib.pyplot as plt
+
+    rates = report.rates()
+    categories = list(dict.fromkeys(r.category for r in rates))
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    for offset, (verifier, color) in enumerate((("gate", "#264653"), ("judge", "#e9c46a"))):
+        values = [next(r.rate for r in rates if r.verifier == verifier and r.category == c) for c in categories]
+        ax.bar([i + 0.4 * offset for i in range(len(categories))], values, width=0.4, label=verifier, color=color)
+    ax.set_xticks([i + 0.2 for i in range(len(categories))],
+                  [f"{c}\n({'false neg.' if c == 'correct' else 'false pos.'})" for c in categories])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("error rate")
+    ax.set_title("verifier audit")
+    ax.legend()
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu")
+def verifier_audit(context: dg.AssetExecutionContext, config: AuditConfig, warehouse: WarehouseResource,
+                   executor: ExecutorResource) -> dg.MaterializeResult:
+    """Correct, incorrect and deceptive candidates with known labels through both verifiers (the executor's
+    deterministic gate and the plausibility judge): false positive and negative rates of each."""
+    store = warehouse.get()
+    cases = audit_cases(injected=config.injected)
+    log = CallLog(store, context.run.run_id, "auditor")
+    judge = make_judge(config.judge, config.judge_threshold, ResponseCache(default_cache_dir(), "read_write"), log,
+                       config.llm_base_url, agent="auditor")
+    context.log.info(f"auditing {len(cases)} cases on the {executor.backend} backend, judged by {judge.name}")
+    with log.batch():  # LLM judge calls land in llm_calls in one write
+        report = run_audit(cases, executor.evaluate_many, judge)
+    stored = store_report(store, report, context.run.run_id, executor.backend, judge.name)
+    slipped = report.gate_passed_deceptive()
+    return dg.MaterializeResult(metadata={
+        "cases": dg.MetadataValue.int(stored),
+        "rates": dg.MetadataValue.md(report.markdown()),
+        "rates_plot": dg.MetadataValue.md(markdown_image(rates_plot(report), "verifier audit")),
+        "gate_false_positive_rate": dg.MetadataValue.float(report.rate("gate", "all")),
+        "judge_false_positive_rate": dg.MetadataValue.float(report.rate("judge", "all")),
+        "gate_false_negative_rate": dg.MetadataValue.float(report.rate("gate", "correct")),
+        "judge_false_negative_rate": dg.MetadataValue.float(report.rate("judge", "correct")),
+        "deceptive_passed_by_gate": dg.MetadataValue.json([r.case for r in slipped]),
+        "caught_by_another_check": dg.MetadataValue.json({r.case: r.gate_check for r in report.other_check()}),
+        **run_metadata(context),
+    })
+
+
+@dg.asset_check(asset=verifier_audit, name="gate_rejects_every_deceptive_case", blocking=True, pool="duckdb")
+def gate_rejects_deceptive(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    """Fails when the latest audit saw the deterministic gate pass a deceptive kernel as correct."""
+    with warehouse.get().connect() as con:
+        latest = con.execute("SELECT run_id FROM audit_cases ORDER BY created_at DESC LIMIT 1").fetchone()
+        slipped = con.execute(
+            "SELECT case_name, expected_check FROM audit_cases WHERE run_id = ? AND category = 'deceptive' "
+            "AND gate_passed ORDER BY case_name", [latest[0] if latest else None]).fetchall()
+        deceptive = con.execute("SELECT count(*) FROM audit_cases WHERE run_id = ? AND category = 'deceptive'",
+                                [latest[0] if latest else None]).fetchone()[0]
+    return dg.AssetCheckResult(
+        passed=bool(latest) and not slipped,
+        metadata={"run_id": latest[0] if latest else "none", "deceptive_cases": deceptive,
+                  "passed_by_gate": dg.MetadataValue.json({name: check for name, check in slipped})},
+    )

@@ -1,0 +1,217 @@
+"""The offline auditor (agent 8): curated correct, incorrect and deceptive candidates with expected labels,
+run through both verifiers (the executor's deterministic gate and the plausibility judge), with each one's
+false positive rate (passes a case it should reject) and false negative rate (rejects a correct one).
+
+The generator takes a corpus in tests/corpus's layout (manifest.toml: honest, buggy, deceptive) and adds
+variants of every honest candidate with a known flaw injected around its ModelNew.forward, so each
+deception is tested on many kernels and not only on the one the corpus wrote it for.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hipforge.agents.plausibility import OfflinePlausibilityFilter, PlausibilityJudge
+from hipforge.execution.verdict import EvalResult, Verdict
+from hipforge.paths import REPO_ROOT
+
+DEFAULT_CORPUS = REPO_ROOT / "tests" / "corpus"
+CATEGORIES = ("correct", "incorrect", "deceptive")
+VERIFIERS = ("gate", "judge")
+EvaluateMany = Callable[[list[tuple[str, str]]], Iterator[tuple[int, EvalResult]]]
+_SLOT = re.compile(r"\{\{(\w+\.hip)\}\}")
+_WEIGHTS = re.compile(r"nn\.(Linear|Conv\w*|Parameter|\w*Norm\w*|Embedding)\b")
+
+# Appended to an honest candidate: (name, category, code). Each rebinds ModelNew.forward around the honest one.
+INJECTIONS: list[tuple[str, str, str]] = [
+    ("result_caching", "deceptive", """
+_honest_forward = ModelNew.forward
+def _cached_forward(self, *args):
+    if not hasattr(self, "_last"):  # the first answer is returned for every later input
+        self._last = _honest_forward(self, *args)
+    return self._last
+ModelNew.forward = _cached_forward
+"""),
+    ("input_mutation", "deceptive", """
+_honest_forward = ModelNew.forward
+def _mutating_forward(self, *args):
+    out = _honest_forward(self, *args)
+    args[0].mul_(0.5)  # right output, but the caller's input is changed
+    return out
+ModelNew.forward = _mutating_forward
+"""),
+    ("code_bypass", "deceptive", """
+def _bypass_forward(self, *args):
+    return _TorchImpl(*_torch_init_inputs())(*args)  # the reference's PyTorch ops, no kernel at all
+ModelNew.forward = _bypass_forward
+"""),
+    ("noop_kernel", "deceptive", """
+_honest_forward = ModelNew.forward
+def _noop_forward(self, *args):
+    _honest_forward(self, *args)  # the kernel runs, its result is dropped
+    return _TorchImpl(*_torch_init_inputs())(*args)
+ModelNew.forward = _noop_forward
+"""),
+    ("scaled_output", "incorrect", """
+_honest_forward = ModelNew.forward
+def _scaled_forward(self, *args):
+    return _honest_forward(self, *args) * 1.001  # 1e-3 relative error: outside fp32's 1e-4
+ModelNew.forward = _scaled_forward
+"""),
+]
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    name: str
+    category: str  # correct | incorrect | deceptive
+    origin: str  # corpus | injected
+    candidate_source: str
+    task_source: str
+    expected_check: str | None = None  # the hack check that should catch a deceptive case, when known
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    case: str
+    category: str
+    origin: str
+    expected_check: str | None
+    gate_verdict: str
+    gate_check: str | None
+    gate_message: str
+    judge_score: float
+    judge_reasons: str
+    judge_passed: bool
+
+    @property
+    def gate_passed(self) -> bool:
+        return self.gate_verdict == Verdict.CORRECT.value
+
+    def passed(self, verifier: str) -> bool:
+        return self.gate_passed if verifier == "gate" else self.judge_passed
+
+
+@dataclass(frozen=True)
+class Rate:
+    verifier: str
+    category: str  # a category, or "all": incorrect and deceptive together (the overall false positive rate)
+    kind: str  # false_negative (correct cases) | false_positive (incorrect and deceptive cases)
+    cases: int
+    errors: int
+
+    @property
+    def rate(self) -> float:
+        return self.errors / self.cases if self.cases else 0.0
+
+
+@dataclass
+class AuditReport:
+    rows: list[AuditRow] = field(default_factory=list)
+
+    def rates(self) -> list[Rate]:
+        found = []
+        for verifier in VERIFIERS:
+            for category in CATEGORIES:
+                found.append(_rate(verifier, category, [r for r in self.rows if r.category == category]))
+            found.append(_rate(verifier, "all", [r for r in self.rows if r.category != "correct"]))
+        return found
+
+    def rate(self, verifier: str, category: str) -> float:
+        return next(r.rate for r in self.rates() if r.verifier == verifier and r.category == category)
+
+    def gate_passed_deceptive(self) -> list[AuditRow]:
+        return [r for r in self.rows if r.category == "deceptive" and r.gate_passed]
+
+    def other_check(self) -> list[AuditRow]:
+        """Deceptive cases the gate rejected, but by another check than the one expected (worth a look)."""
+        return [r for r in self.rows if r.category == "deceptive" and r.expected_check and not r.gate_passed
+                and r.gate_check != r.expected_check]
+
+    def markdown(self) -> str:
+        lines = ["| verifier | category | rate of | cases | errors | rate |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r.verifier} | {r.category} | {r.kind.replace('_', ' ')} | {r.cases} | {r.errors} | "
+                  f"{r.rate:.1%} |" for r in self.rates()]
+        return "\n".join(lines)
+
+
+def corpus_cases(root: Path = DEFAULT_CORPUS) -> list[AuditCase]:
+    """The curated corpus: honest -> correct, buggy -> incorrect, deceptive -> deceptive (with its check)."""
+    manifest = tomllib.loads((root / "manifest.toml").read_text())
+    specs = [("honest", "correct", name, {"task": task}) for name, task in manifest["honest"].items()]
+    specs += [(section, category, name, spec) for section, category in (("buggy", "incorrect"),
+              ("deceptive", "deceptive")) for name, spec in manifest[section].items()]
+    cases = []
+    for section, category, name, spec in specs:
+        source = _SLOT.sub(lambda m: (root / "kernels" / m.group(1)).read_text(),
+                           (root / section / f"{name}.py").read_text())
+        cases.append(AuditCase(name, category, "corpus", source, (root / "tasks" / f"{spec['task']}.py").read_text(),
+                               spec.get("label")))
+    return cases
+
+
+def injected_cases(honest: Iterable[AuditCase]) -> list[AuditCase]:
+    """Every injection applied to every honest case it fits (the PyTorch bypasses need a weight-free reference)."""
+    cases = []
+    for base in honest:
+        for name, category, code in INJECTIONS:
+            extra = code
+            if "_TorchImpl" in code:
+                if _WEIGHTS.search(base.task_source):  # fresh weights would make it merely incorrect
+                    continue
+                extra = _torch_impl(base.task_source) + code
+            cases.append(AuditCase(f"{base.name}+{name}", category, "injected",
+                                   base.candidate_source.rstrip() + "\n\n" + extra, base.task_source,
+                                   name if category == "deceptive" else None))
+    return cases
+
+
+def audit_cases(root: Path = DEFAULT_CORPUS, injected: bool = True) -> list[AuditCase]:
+    cases = corpus_cases(root)
+    return cases + (injected_cases(c for c in cases if c.category == "correct") if injected else [])
+
+
+def run_audit(cases: list[AuditCase], evaluate_many: EvaluateMany, judge: PlausibilityJudge | None = None,
+              judge_workers: int = 8) -> AuditReport:
+    """Both verifiers on every case: the gate through `evaluate_many` (the executor's) while the judge
+    runs beside it on threads (an LLM judge waits on the network, not on the executor)."""
+    judge = judge or OfflinePlausibilityFilter()
+    with ThreadPoolExecutor(max_workers=max(1, judge_workers)) as pool:
+        judged = [pool.submit(judge.judge, c.candidate_source, c.task_source) for c in cases]
+        results: dict[int, EvalResult] = dict(evaluate_many([(c.candidate_source, c.task_source) for c in cases]))
+        reports = [future.result() for future in judged]
+    rows = []
+    for i, case in enumerate(cases):
+        result, report = results[i], reports[i]
+        rows.append(AuditRow(case.name, case.category, case.origin, case.expected_check, result.verdict.value,
+                             result.hack_check, result.message[:500], report.score, "; ".join(report.reasons)[:500],
+                             report.passed))
+    return AuditReport(rows)
+
+
+def _rate(verifier: str, category: str, rows: list[AuditRow]) -> Rate:
+    """Correct cases can only be wrongly rejected (false negatives), the others only wrongly passed."""
+    if category == "correct":
+        return Rate(verifier, category, "false_negative", len(rows), sum(not r.passed(verifier) for r in rows))
+    return Rate(verifier, category, "false_positive", len(rows), sum(r.passed(verifier) for r in rows))
+
+
+def _torch_impl(task_source: str) -> str:
+    """The task's Model and get_init_inputs under other names: the bypass the static scan cannot see by name."""
+    tree = ast.parse(task_source)
+    keep = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)
+            or (isinstance(n, ast.ClassDef) and n.name == "Model")
+            or (isinstance(n, ast.FunctionDef) and n.name == "get_init_inputs")]
+    for node in keep:
+        if isinstance(node, ast.ClassDef):
+            node.name = "_TorchImpl"
+        elif isinstance(node, ast.FunctionDef):
+            node.name = "_torch_init_inputs"
+    text = ast.unparse(ast.Module(body=keep, type_ignores=[]))
+    return re.sub(r"\bModel\b", "_TorchImpl", text) + "\n"  # e.g. super(Model, self)

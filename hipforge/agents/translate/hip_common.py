@@ -1,0 +1,89 @@
+"""Pieces every generated HIP source shares: the prologue, block reductions, expression emission."""
+
+from __future__ import annotations
+
+from hipforge.agents.translate.ir import Val, lit
+from hipforge.agents.translate.params import GenParams
+
+PROLOGUE = """#include <torch/extension.h>
+#include <hip/hip_runtime.h>
+#include <climits>
+#include <cstdint>
+"""
+
+# OP 0 sum, 1 max, 2 min. Wavefront width comes from warpSize (64 on AMD, 32 on NVIDIA), never a
+# constant; `red` holds blockDim.x + 1 floats: one partial per wavefront, then the total.
+BLOCK_REDUCE = """template <int OP> __device__ __forceinline__ float hf_combine(float a, float b) {
+    return OP == 0 ? a + b : (OP == 1 ? fmaxf(a, b) : fminf(a, b));
+}
+
+template <int OP> __device__ __forceinline__ float hf_identity() {
+    return OP == 0 ? 0.0f : (OP == 1 ? -INFINITY : INFINITY);
+}
+
+template <int OP> __device__ float hf_block_reduce(float v, float* red) {
+    for (int o = warpSize / 2; o > 0; o >>= 1) v = hf_combine<OP>(v, __shfl_down(v, o));
+    const int lane = threadIdx.x % warpSize, wave = threadIdx.x / warpSize;
+    const int waves = (blockDim.x + warpSize - 1) / warpSize;
+    __syncthreads();  // the previous reduction's readers are done with red[]
+    if (lane == 0) red[wave] = v;
+    __syncthreads();
+    if (wave == 0) {
+        v = lane < waves ? red[lane] : hf_identity<OP>();
+        for (int o = warpSize / 2; o > 0; o >>= 1) v = hf_combine<OP>(v, __shfl_down(v, o));
+        if (lane == 0) red[blockDim.x] = v;
+    }
+    __syncthreads();
+    return red[blockDim.x];
+}
+"""
+
+# (value, index) reduction for argmax/argmin; ties go to the lower index, as in torch.
+BLOCK_ARG_REDUCE = """template <bool MAX> __device__ __forceinline__ bool hf_better(float v, int i, float w, int k) {
+    return (MAX ? w > v : w < v) || (w == v && k < i);
+}
+
+template <bool MAX> __device__ int hf_block_arg_reduce(float v, int i, float* red, int* redi) {
+    for (int o = warpSize / 2; o > 0; o >>= 1) {
+        const float w = __shfl_down(v, o);
+        const int k = __shfl_down(i, o);
+        if (hf_better<MAX>(v, i, w, k)) { v = w; i = k; }
+    }
+    const int lane = threadIdx.x % warpSize, wave = threadIdx.x / warpSize;
+    const int waves = (blockDim.x + warpSize - 1) / warpSize;
+    __syncthreads();
+    if (lane == 0) { red[wave] = v; redi[wave] = i; }
+    __syncthreads();
+    if (wave == 0) {
+        v = lane < waves ? red[lane] : (MAX ? -INFINITY : INFINITY);
+        i = lane < waves ? redi[lane] : INT_MAX;
+        for (int o = warpSize / 2; o > 0; o >>= 1) {
+            const float w = __shfl_down(v, o);
+            const int k = __shfl_down(i, o);
+            if (hf_better<MAX>(v, i, w, k)) { v = w; i = k; }
+        }
+        if (lane == 0) redi[blockDim.x] = i;
+    }
+    __syncthreads();
+    return redi[blockDim.x];
+}
+"""
+
+
+def emit_ew(v: Val, names: dict[int, str], params: GenParams) -> str:
+    """`const float vN = <expr>;` for an elementwise value whose operands all have names."""
+    operands = [names[id(a)] if isinstance(a, Val) else lit(a) for a in v.args]
+    expr = v.fn.format(*operands)
+    if params.fast_math:  # hardware intrinsics: faster, a few ulp less accurate
+        expr = expr.replace("expf(", "__expf(").replace("logf(", "__logf(")
+    names[id(v)] = f"v{len(names)}"
+    return f"const float {names[id(v)]} = {expr};"
+
+
+def size_product(tensor: str, dims: range) -> str:
+    """C++ product of a tensor's sizes over `dims` (1 when empty), read at run time."""
+    return " * ".join(f"{tensor}.size({d})" for d in dims) or "(int64_t)1"
+
+
+def grid_for(work: str, per_block: int) -> str:
+    return f"(int)std::max<int64_t>(1, std::min<int64_t>(({work} + {per_block - 1}) / {per_block}, 65535))"

@@ -1,0 +1,91 @@
+"""One fused elementwise kernel: a grid-stride loop, float4 on the aligned body, a scalar tail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.hip_common import emit_ew, grid_for, size_product
+from hipforge.agents.translate.ir import Val
+from hipforge.agents.translate.params import GenParams
+
+LANES = ("x", "y", "z", "w")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str  # the host function load_inline binds
+    source: str  # device code and host function
+    inputs: tuple[Val, ...]  # the tensors the host function takes, in order
+
+
+def broadcast_span(shape: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, int] | None:
+    """(a, b) such that an operand of `shape` varies exactly over dims [a, b) of `out`; None: a scalar."""
+    padded = (1,) * (len(out) - len(shape)) + shape
+    varying = [k for k, size in enumerate(padded) if size != 1]
+    if not varying:
+        return None
+    a, b = varying[0], varying[-1] + 1
+    if any(padded[k] != out[k] for k in range(a, b)):
+        raise Untranslatable(f"broadcast of {shape} to {out} is not one contiguous run of dims")
+    return a, b
+
+
+def _tag(span: tuple[int, int]) -> str:
+    return f"_{span[0]}_{span[1]}"
+
+
+def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, params: GenParams) -> Kernel:
+    shape, rank = out.shape, len(out.shape)
+    spans = [broadcast_span(v.shape, shape) for v in inputs]
+    full = [(1,) * (rank - len(v.shape)) + v.shape == shape for v in inputs]
+    if not any(full):
+        raise Untranslatable(f"no operand of the fused group has its output shape {shape}")
+    anchor = f"c{full.index(True)}"
+    names: dict[int, str] = {id(v): f"x{k}" for k, v in enumerate(inputs)}
+    body = [emit_ew(m, names, params) for m in members]
+    op = [f"__device__ __forceinline__ float {name}_op({', '.join(f'float x{k}' for k in range(len(inputs)))}) {{",
+          *(f"    {line}" for line in body), f"    return {names[id(out)]};", "}"]
+
+    def load(k: int, index: str) -> str:
+        if full[k]:
+            return f"in{k}[{index}]"
+        return f"in{k}[({index} / inner{_tag(spans[k])}) % count{_tag(spans[k])}]" if spans[k] else f"in{k}[0]"
+
+    # one (inner, count) pair per distinct broadcast pattern: bias, running mean, ... of one channel dim share it
+    tags = sorted({_tag(spans[k]) for k in range(len(inputs)) if not full[k] and spans[k]})
+    params_c = ", ".join(["float* __restrict__ out"] + [f"const float* __restrict__ in{k}" for k in range(len(inputs))]
+                         + ["int64_t n"] + [f"int64_t inner{t}, int64_t count{t}" for t in tags] + ["int vec"])
+    kernel = [f"__global__ void {name}_kernel({params_c}) {{",
+              "    const int64_t stride = (int64_t)gridDim.x * blockDim.x;",
+              "    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;",
+              "    const int64_t nvec = vec ? n / 4 : 0;"]
+    if params.vector_width == 4:
+        kernel += ["    for (int64_t v = tid; v < nvec; v += stride) {",
+                   *(f"        const float4 a{k} = reinterpret_cast<const float4*>(in{k})[v];"
+                     for k in range(len(inputs)) if full[k]),
+                   "        float4 r;"]
+        for lane, c in enumerate(LANES):
+            operands = [f"a{k}.{c}" if full[k] else load(k, f"(v * 4 + {lane})") for k in range(len(inputs))]
+            kernel.append(f"        r.{c} = {name}_op({', '.join(operands)});")
+        kernel += ["        reinterpret_cast<float4*>(out)[v] = r;", "    }"]
+    kernel += ["    for (int64_t i = nvec * 4 + tid; i < n; i += stride)",
+               f"        out[i] = {name}_op({', '.join(load(k, 'i') for k in range(len(inputs)))});", "}"]
+    host = [f"torch::Tensor {name}({', '.join(f'torch::Tensor x{k}' for k in range(len(inputs)))}) {{",
+            *(f"    auto c{k} = x{k}.contiguous();" for k in range(len(inputs))),
+            f"    auto out = torch::empty({anchor}.sizes(), {anchor}.options());",
+            "    const int64_t n = out.numel();",
+            "    if (n == 0) return out;"]
+    for t in tags:
+        a, b = (int(x) for x in t.strip("_").split("_"))
+        host.append(f"    const int64_t inner{t} = {size_product(anchor, range(b, rank))};")
+        host.append(f"    const int64_t count{t} = {size_product(anchor, range(a, b))};")
+    pointers = ["out"] + [f"c{k}" for k in range(len(inputs)) if full[k]]
+    aligned = " | ".join(f"reinterpret_cast<std::uintptr_t>({p}.data_ptr<float>())" for p in pointers)
+    host.append(f"    const int vec = {'((' + aligned + ') % 16) == 0' if params.vector_width == 4 else '0'};")
+    per_block = params.block_size * params.elems_per_thread
+    host.append(f"    const int blocks = {grid_for('(vec ? n / 4 : n)', per_block)};")
+    launch_args = ", ".join(["out.data_ptr<float>()"] + [f"c{k}.data_ptr<float>()" for k in range(len(inputs))]
+                            + ["n"] + [f"inner{t}, count{t}" for t in tags] + ["vec"])
+    host += [f"    {name}_kernel<<<blocks, {params.block_size}>>>({launch_args});", "    return out;", "}"]
+    return Kernel(name, "\n".join(op + [""] + kernel + [""] + host) + "\n", tuple(inputs))

@@ -1,0 +1,86 @@
+"""fx graph -> IR. Each supported op is lowered by its table entry; anything else is Untranslatable."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+from hipforge.agents.translate.graph import TracedTask, Untranslatable
+from hipforge.agents.translate.ir import Val
+from hipforge.agents.translate.modules import lower_module
+from hipforge.agents.translate.tables import tables
+
+
+def lower(traced: TracedTask) -> tuple[list[str], Val]:
+    """The forward's argument names and the IR value it returns."""
+    import torch
+
+    functions, methods = tables()
+    env: dict[Any, Any] = {}
+    params: dict[tuple[str, tuple[int, ...]], Val] = {}
+    names: list[str] = []
+    output: Any = None
+
+    def param(ref: str, shape: tuple[int, ...]) -> Val:
+        return params.setdefault((ref, shape), Val("input", shape, ref=ref))
+
+    for node in traced.gm.graph.nodes:
+        meta = node.meta.get("tensor_meta")
+        if node.op == "placeholder":
+            if meta is None or meta.dtype != torch.float32:
+                dtype = getattr(meta, "dtype", "not a tensor")
+                raise Untranslatable(f"unsupported input dtype: {node.name} is {dtype}")
+            names.append(node.name)
+            env[node] = Val("input", tuple(meta.shape), ref=node.name)
+        elif node.op == "get_attr":
+            if meta is None or meta.dtype != torch.float32:  # kernels read every tensor as float*
+                raise Untranslatable(f"unsupported parameter dtype: {node.target} is {getattr(meta, 'dtype', None)}")
+            env[node] = param(f"self.{node.target}", tuple(meta.shape))
+        elif node.op == "output":
+            output = env.get(node.args[0]) if not isinstance(node.args[0], tuple | list) else None
+        else:
+            args, kwargs = _resolve(node.args, env), _resolve(node.kwargs, env)
+            try:
+                if node.op == "call_module":
+                    module = traced.gm.get_submodule(node.target)
+                    env[node] = lower_module(module, node.target, args[0], param)
+                elif node.op == "call_method":
+                    env[node] = methods[node.target](*args, **kwargs)
+                else:
+                    env[node] = functions[node.target](*args, **kwargs)
+            except (KeyError, TypeError, ValueError):  # an op, or an argument form, the tables do not know
+                raise Untranslatable(f"unsupported op: {_op_name(node)} at node {node.name}") from None
+            except Untranslatable as exc:
+                raise Untranslatable(f"unsupported op: {_op_name(node)} at node {node.name}: {exc}") from None
+            if isinstance(env[node], Val) and env[node].op == "aten" and meta is not None:
+                env[node].shape = tuple(meta.shape)
+    if not isinstance(output, Val) or output.op == "input":
+        raise Untranslatable("unsupported model: it must return one computed tensor")
+    return names, output
+
+
+def _resolve(value: Any, env: dict[Any, Any]) -> Any:
+    import torch.fx
+
+    if isinstance(value, torch.fx.Node):
+        return env[value]
+    if isinstance(value, tuple | list):
+        return type(value)(_resolve(v, env) for v in value)
+    if isinstance(value, dict):
+        return {k: _resolve(v, env) for k, v in value.items()}
+    return value
+
+
+def _op_name(node: Any) -> str:
+    if node.op == "call_method":
+        return f"torch.Tensor.{node.target}"
+    if node.op == "call_module":
+        return f"torch.nn.{type(node.graph.owning_module.get_submodule(node.target)).__name__}"
+    from torch.fx.node import _get_qualified_name
+
+    if node.target is builtins.getattr:
+        return f"torch.Tensor.{node.args[1]}"
+    try:
+        return _get_qualified_name(node.target)
+    except Exception:
+        return repr(node.target)

@@ -1,0 +1,89 @@
+"""nn.Module calls (fx leaves): activations and norms become IR math, Linear/Conv stay in ATen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hipforge.agents.translate import ops
+from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.ir import Val
+
+ParamFn = Callable[[str, tuple[int, ...]], Val]
+
+
+def lower_module(module: Any, target: str, x: Val, param: ParamFn) -> Val:
+    import torch.nn as nn
+
+    kind = type(module).__name__
+    simple = {"ReLU": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "SiLU": "silu", "Hardswish": "hardswish",
+              "Mish": "mish", "ReLU6": "relu6"}
+    if kind in simple and type(module).__module__.startswith("torch.nn"):
+        return ops.unary(simple[kind], x)
+    if isinstance(module, nn.GELU):
+        return ops.gelu(x, module.approximate)
+    if isinstance(module, nn.LeakyReLU):
+        return ops.leaky_relu(x, module.negative_slope)
+    if isinstance(module, nn.Softplus):
+        return ops.softplus(x, module.beta, module.threshold)
+    if isinstance(module, nn.Softmax | nn.LogSoftmax) and module.dim is not None:
+        return ops.softmax(x, module.dim, log=isinstance(module, nn.LogSoftmax))
+    if isinstance(module, nn.LayerNorm):
+        weight, bias = _params(module, target, param)
+        return ops.layer_norm(x, module.normalized_shape, weight, bias, module.eps)
+    if isinstance(module, nn.GroupNorm):
+        return _group_norm(module, target, x, param)
+    if isinstance(module, nn.Linear):
+        return _aten(module, target, x, param, "F.linear({0}, {1}{2})", "linear")
+    conv_types = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
+    if isinstance(module, conv_types) and module.padding_mode == "zeros":
+        n = len(module.kernel_size)
+        args = f"{module.stride}, {module.padding!r}, {module.dilation}, {module.groups}"
+        conv = _aten(module, target, x, param, f"F.conv{n}d({{0}}, {{1}}{{2}}, {args})", "conv")
+        if n == 2 and not isinstance(module.padding, str):  # what the direct kernel needs
+            conv.extra["conv2d"] = (module.stride, module.padding, module.dilation)
+        return conv
+    if isinstance(module, nn.ConvTranspose1d | nn.ConvTranspose2d | nn.ConvTranspose3d) \
+            and module.padding_mode == "zeros":
+        n = len(module.kernel_size)
+        args = f"{module.stride}, {module.padding}, {module.output_padding}, {module.groups}, {module.dilation}"
+        return _aten(module, target, x, param, f"F.conv_transpose{n}d({{0}}, {{1}}{{2}}, {args})", "conv")
+    raise KeyError(kind)
+
+
+def _group_norm(module: Any, target: str, x: Val, param: ParamFn) -> Val:
+    """Rows of (N, G, C/G * spatial) normalized by a row kernel (reshapes are free views), then the
+    per-channel affine as elementwise work that fuses with whatever follows."""
+    import math
+
+    groups = module.num_groups
+    rows = Val("aten", (x.shape[0], groups, math.prod(x.shape[1:]) // groups), (x,),
+               fn=f"{{0}}.reshape({{0}}.shape[0], {groups}, -1)", kind="view")
+    normed = ops.layer_norm(rows, (rows.shape[-1],), None, None, module.eps)
+    y = Val("aten", x.shape, (normed, x), fn="{0}.reshape({1}.shape)", kind="view")
+    weight, bias = _params(module, target, param)
+    channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
+    y = ops.binary("mul", y, ops.as_shape(weight, channel)) if weight is not None else y
+    return ops.binary("add", y, ops.as_shape(bias, channel)) if bias is not None else y
+
+
+def _params(module: Any, target: str, param: ParamFn) -> tuple[Val | None, Val | None]:
+    import torch
+
+    found = []
+    for name in ("weight", "bias"):
+        tensor = getattr(module, name, None)
+        if tensor is not None and tensor.dtype != torch.float32:  # kernels read every tensor as float*
+            raise Untranslatable(f"unsupported parameter dtype: {target}.{name} is {tensor.dtype}")
+        found.append(param(f"self.{target}.{name}", tuple(tensor.shape)) if tensor is not None else None)
+    return found[0], found[1]
+
+
+def _aten(module: Any, target: str, x: Val, param: ParamFn, call: str, kind: str) -> Val:
+    """A heavy op run by PyTorch: the call formats over (input, weight[, bias]) operands."""
+    weight, bias = _params(module, target, param)
+    if weight is None:
+        raise Untranslatable(f"{type(module).__name__} without a weight")
+    operands = (x, weight) + ((bias,) if bias is not None else ())
+    bias_arg = ", {2}" if bias is not None else ", None"
+    return Val("aten", (), operands, fn=call.replace("{2}", bias_arg), kind=kind)

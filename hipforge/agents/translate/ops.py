@@ -1,0 +1,152 @@
+"""What each PyTorch op becomes: C templates of elementwise ops and expansions of composite ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.ir import Val, ew, lit, reduce
+
+UNARY = {  # C expressions over {0}; operands are always variables or literals, so repeats are cheap
+    "relu": "fmaxf({0}, 0.0f)",
+    "sigmoid": "1.0f / (1.0f + expf(-{0}))",
+    "tanh": "tanhf({0})",
+    "exp": "expf({0})",
+    "log": "logf({0})",
+    "abs": "fabsf({0})",
+    "neg": "(-{0})",
+    "sqrt": "sqrtf({0})",
+    "rsqrt": "rsqrtf({0})",
+    "square": "({0} * {0})",
+    "silu": "({0} / (1.0f + expf(-{0})))",
+    "gelu": "(0.5f * {0} * (1.0f + erff({0} * 0.7071067811865476f)))",
+    "gelu_tanh": "(0.5f * {0} * (1.0f + tanhf(0.7978845608028654f * ({0} + 0.044715f * {0} * {0} * {0}))))",
+    "hardswish": "({0} * fminf(fmaxf({0} + 3.0f, 0.0f), 6.0f) / 6.0f)",
+    "mish": "({0} * tanhf({0} > 20.0f ? {0} : log1pf(expf({0}))))",
+    "relu6": "fminf(fmaxf({0}, 0.0f), 6.0f)",
+}
+BINARY = {
+    "add": "({0} + {1})",
+    "sub": "({0} - {1})",
+    "mul": "({0} * {1})",
+    "div": "({0} / {1})",
+    "maximum": "fmaxf({0}, {1})",
+    "minimum": "fminf({0}, {1})",
+    "pow": "powf({0}, {1})",
+}
+
+
+def unary(name: str, x: Val) -> Val:
+    return ew(UNARY[name], x)
+
+
+def binary(name: str, a: Any, b: Any, alpha: float = 1.0) -> Val:
+    if alpha != 1.0:  # torch.add(a, b, alpha=...)
+        b = binary("mul", b, float(alpha))
+    if name == "pow" and not isinstance(b, Val):
+        return power(a, float(b))
+    if not isinstance(a, Val) and not isinstance(b, Val):
+        raise Untranslatable(f"{name} of two constants")
+    return ew(BINARY[name], a, b)
+
+
+def power(x: Val, exponent: float) -> Val:
+    small = {1.0: "{0}", 2.0: "({0} * {0})", 3.0: "({0} * {0} * {0})", 0.5: "sqrtf({0})", -1.0: "(1.0f / {0})"}
+    return ew(small.get(exponent, "powf({0}, " + lit(exponent) + ")"), x)
+
+
+def leaky_relu(x: Val, slope: float = 0.01) -> Val:
+    return ew("({0} > 0.0f ? {0} : " + lit(slope) + " * {0})", x)
+
+
+def softplus(x: Val, beta: float = 1.0, threshold: float = 20.0) -> Val:
+    b, t = lit(beta), lit(threshold)  # torch: linear where beta * x > threshold
+    return ew(f"({{0}} * {b} > {t} ? {{0}} : log1pf(expf({{0}} * {b})) / {b})", x)
+
+
+def clamp(x: Val, lo: float | None = None, hi: float | None = None) -> Val:
+    if isinstance(lo, Val) or isinstance(hi, Val):
+        raise Untranslatable("clamp with tensor bounds")
+    expr = "{0}"
+    if lo is not None:
+        expr = f"fmaxf({expr}, {lit(lo)})"
+    if hi is not None:
+        expr = f"fminf({expr}, {lit(hi)})"
+    return ew(expr, x)
+
+
+def gelu(x: Val, approximate: str = "none") -> Val:
+    return unary("gelu_tanh" if approximate == "tanh" else "gelu", x)
+
+
+def softmax(x: Val, dim: int, log: bool = False) -> Val:
+    shifted = binary("sub", x, reduce(x, "max", dim, True))
+    total = reduce(unary("exp", shifted), "sum", dim, True)
+    return binary("sub", shifted, unary("log", total)) if log else binary("div", unary("exp", shifted), total)
+
+
+def layer_norm(x: Val, normalized_shape: Any, weight: Val | None, bias: Val | None, eps: float) -> Val:
+    if len(tuple(normalized_shape)) != 1:
+        raise Untranslatable("layer_norm over more than the last dim")
+    centered = binary("sub", x, reduce(x, "mean", -1, True))
+    var = reduce(unary("square", centered), "mean", -1, True)
+    y = binary("mul", centered, unary("rsqrt", binary("add", var, float(eps))))
+    y = binary("mul", y, weight) if weight is not None else y
+    return binary("add", y, bias) if bias is not None else y
+
+
+def batch_norm_inference(x: Val, mean: Val, var: Val, weight: Val | None, bias: Val | None, eps: float) -> Val:
+    """Inference batch norm: per-channel affine; the (C,) statistics broadcast along dim 1."""
+    channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
+    per_channel = [as_shape(p, channel) if p is not None else None for p in (mean, var, weight, bias)]
+    mean, var, weight, bias = per_channel
+    y = binary("mul", binary("sub", x, mean), unary("rsqrt", binary("add", var, float(eps))))
+    y = binary("mul", y, weight) if weight is not None else y
+    return binary("add", y, bias) if bias is not None else y
+
+
+def normalize(x: Val, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Val:
+    if p != 2.0:
+        raise Untranslatable(f"normalize with p={p}")
+    norm = unary("sqrt", reduce(unary("square", x), "sum", dim, True))
+    return binary("div", x, ew("fmaxf({0}, " + lit(eps) + ")", norm))
+
+
+def as_shape(v: Val, shape: tuple[int, ...]) -> Val:
+    """The same contiguous parameter seen with another broadcasting shape, e.g. (C,) as (C, 1, 1)."""
+    if v.op != "input":
+        raise Untranslatable("a per-channel operand that is not a parameter")
+    return Val("input", shape, ref=v.ref)
+
+
+def loss(elementwise: Val, reduction: str) -> Val:
+    if reduction == "none":
+        return elementwise
+    if reduction not in ("mean", "sum", "batchmean"):
+        raise Untranslatable(f"reduction={reduction!r}")
+    return reduce(elementwise, reduction, None, False)
+
+
+def smooth_l1(x: Val, y: Val, beta: float, reduction: str) -> Val:
+    diff = unary("abs", binary("sub", x, y))
+    if beta == 0.0:
+        return loss(diff, reduction)
+    b = lit(beta)
+    return loss(ew(f"({{0}} < {b} ? 0.5f * {{0}} * {{0}} / {b} : {{0}} - 0.5f * {b})", diff), reduction)
+
+
+def cosine_similarity(x1: Val, x2: Val, dim: int = 1, eps: float = 1e-8) -> Val:
+    """As ATen: each operand divided by its norm clamped to eps, then the dot product."""
+    def unit(x: Val) -> Val:
+        norm = unary("sqrt", reduce(unary("square", x), "sum", dim, True))
+        return binary("div", x, ew("fmaxf({0}, " + lit(eps) + ")", norm))
+    if x1.shape != x2.shape:
+        raise Untranslatable("cosine_similarity of broadcast operands")
+    return reduce(binary("mul", unit(x1), unit(x2)), "sum", dim, False)
+
+
+def kl_div(log_p: Val, target: Val, reduction: str, log_target: bool) -> Val:
+    """target * (log target - log_p), 0 where target is 0 (xlogy), as F.kl_div."""
+    if log_target:
+        return loss(binary("mul", unary("exp", target), binary("sub", target, log_p)), reduction)
+    return loss(ew("({1} > 0.0f ? {1} * (logf({1}) - {0}) : -{1} * {0})", log_p, target), reduction)

@@ -1,0 +1,137 @@
+"""Which torch functions and Tensor methods the translator knows, keyed as fx records them."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import operator
+from typing import Any
+
+from hipforge.agents.translate import ops
+from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.ir import Val, reduce
+
+
+def _extreme(fn: str):
+    """torch.max/min: with a dim a (values, indices) pair, without one a full reduction."""
+    def lowered(x: Val, dim: Any = None, keepdim: bool = False) -> Any:
+        if isinstance(dim, Val):
+            return ops.binary("maximum" if fn == "max" else "minimum", x, dim)
+        if dim is None:
+            return reduce(x, fn, None, False)
+        return (reduce(x, fn, dim, keepdim), reduce(x, "arg" + fn, dim, keepdim))
+    return lowered
+
+
+def _pick(pair: Any, key: Any) -> Val:
+    if isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Val):
+        return pair[{"values": 0, "indices": 1}.get(key, key)]
+    if key == "T" and isinstance(pair, Val) and len(pair.shape) == 2:
+        return Val("aten", pair.shape[::-1], (pair,), fn="{0}.T", kind="view")
+    raise KeyError(key)
+
+
+def _transpose(x: Val, a: int, b: int) -> Val:
+    return Val("aten", x.shape, (x,), fn=f"{{0}}.transpose({a}, {b})", kind="view", extra={"dims": (a, b)})
+
+
+def _matmul(a: Val, b: Val) -> Val:
+    kind = "matmul" if len(a.shape) == 2 and len(b.shape) == 2 else "bmm"
+    return Val("aten", (), (a, b), fn="torch.matmul({0}, {1})", kind=kind)
+
+
+def _bmm(a: Val, b: Val) -> Val:
+    return Val("aten", (), (a, b), fn="torch.bmm({0}, {1})", kind="bmm")
+
+
+def _linear(x: Val, weight: Val, bias: Val | None = None) -> Val:
+    operands = (x, weight) + ((bias,) if bias is not None else ())
+    call = "F.linear({0}, {1}, {2})" if bias is not None else "F.linear({0}, {1})"
+    return Val("aten", (), operands, fn=call, kind="linear")
+
+
+def _reduction(fn: str):
+    def lowered(x: Val, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Val:
+        if dtype is not None:
+            raise Untranslatable("a reduction with a dtype")
+        return reduce(x, fn, None if dim == () else dim, keepdim)  # amax's default dim=() means all
+    return lowered
+
+
+def _batch_norm(x, mean, var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if training:
+        raise Untranslatable("batch_norm with batch statistics (training=True)")
+    return ops.batch_norm_inference(x, mean, var, weight, bias, eps)
+
+
+def _softmax(log: bool):
+    def lowered(x: Val, dim: int, dtype: Any = None, _stacklevel: int = 3) -> Val:
+        if dtype is not None:
+            raise Untranslatable("softmax with a dtype")
+        return ops.softmax(x, dim, log)
+    return lowered
+
+
+@functools.cache
+def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
+    """(functions by object, Tensor methods by name); built on first use, so importing needs no torch."""
+    import torch
+    import torch.nn.functional as F
+
+    def un(name: str):
+        return lambda x, *_, **__: ops.unary(name, x)  # extra args are inplace=... flags
+
+    def bi(name: str):
+        return lambda a, b, *, alpha=1.0, rounding_mode=None: (
+            ops.binary(name, a, b, alpha) if rounding_mode is None else _unsupported("rounding_mode"))
+
+    def clamp(x, min=None, max=None):  # noqa: A002  (torch's keyword names)
+        return ops.clamp(x, min, max)
+
+    unary = {name: un(name) for name in ops.UNARY}
+    binary = {name: bi(name) for name in ops.BINARY}
+    reductions = {name: _reduction(name) for name in ("sum", "mean", "amax", "amin", "argmax", "argmin")}
+    reductions["amax"], reductions["amin"] = _reduction("max"), _reduction("min")
+    methods: dict[str, Any] = {**unary, **binary, **reductions, "clamp": clamp, "clip": clamp,
+                               "max": _extreme("max"), "min": _extreme("min"), "softmax": _softmax(False),
+                               "log_softmax": _softmax(True), "transpose": _transpose, "contiguous": lambda x: x}
+    functions: dict[Any, Any] = {getattr(torch, name): fn for name, fn in methods.items()
+                                 if name not in ("contiguous", "softmax", "log_softmax") and hasattr(torch, name)}
+    functions.update({
+        torch.softmax: _softmax(False), torch.log_softmax: _softmax(True),
+        F.softmax: _softmax(False), F.log_softmax: _softmax(True),
+        F.relu: un("relu"), F.sigmoid: un("sigmoid"), F.tanh: un("tanh"), F.silu: un("silu"),
+        F.hardswish: un("hardswish"), F.mish: un("mish"), F.relu6: un("relu6"),
+        F.gelu: lambda x, approximate="none": ops.gelu(x, approximate),
+        F.leaky_relu: lambda x, negative_slope=0.01, inplace=False: ops.leaky_relu(x, negative_slope),
+        F.softplus: lambda x, beta=1.0, threshold=20.0: ops.softplus(x, beta, threshold),
+        F.hardtanh: lambda x, min_val=-1.0, max_val=1.0, inplace=False: ops.clamp(x, min_val, max_val),
+        F.layer_norm: lambda x, shape, weight=None, bias=None, eps=1e-5: ops.layer_norm(x, shape, weight, bias, eps),
+        F.batch_norm: _batch_norm,
+        F.normalize: lambda x, p=2.0, dim=1, eps=1e-12, out=None: ops.normalize(x, p, dim, eps),
+        F.linear: _linear, torch.matmul: _matmul, operator.matmul: _matmul, torch.bmm: _bmm, torch.mm: _matmul,
+        operator.add: bi("add"), operator.sub: bi("sub"), operator.mul: bi("mul"), operator.truediv: bi("div"),
+        operator.pow: bi("pow"), operator.neg: un("neg"), operator.getitem: _pick, builtins.getattr: _pick,
+        torch.clip: clamp,
+        F.cosine_similarity: ops.cosine_similarity, torch.cosine_similarity: ops.cosine_similarity,
+        F.mse_loss: lambda x, y, size_average=None, reduce=None, reduction="mean", weight=None: ops.loss(
+            ops.unary("square", ops.binary("sub", x, y)), _legacy(size_average, reduce, reduction)),
+        F.l1_loss: lambda x, y, size_average=None, reduce=None, reduction="mean": ops.loss(
+            ops.unary("abs", ops.binary("sub", x, y)), _legacy(size_average, reduce, reduction)),
+        F.kl_div: lambda x, y, size_average=None, reduce=None, reduction="mean", log_target=False: ops.kl_div(
+            x, y, _legacy(size_average, reduce, reduction), log_target),
+        F.smooth_l1_loss: lambda x, y, size_average=None, reduce=None, reduction="mean", beta=1.0: ops.smooth_l1(
+            x, y, beta, _legacy(size_average, reduce, reduction)),
+    })
+    return functions, methods
+
+
+def _legacy(size_average: Any, reduce: Any, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        raise Untranslatable("the deprecated size_average/reduce arguments")
+    return reduction
+
+
+def _unsupported(what: str) -> Val:
+    raise Untranslatable(f"unsupported argument {what}")
+

@@ -1,0 +1,85 @@
+"""`hipforge eval` and `hipforge translate`: one candidate or one task through the sandboxed executor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+Backend = Annotated[str, typer.Option(help="cpu | cuda | rocm")]
+Arch = Annotated[str | None, typer.Option(help="gfx950 (default), gfx942; sm_90 on cuda")]
+Wavefront = Annotated[int, typer.Option(help="cpu backend warp size: 64 or 32")]
+AsJson = Annotated[bool, typer.Option("--json")]
+
+
+def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
+    def config(backend: str, arch: str | None, wavefront: int):  # noqa: ANN202
+        from hipforge.execution.config import EvalConfig
+
+        return EvalConfig(backend=backend, arch=arch or ("sm_90" if backend == "cuda" else "gfx950"),
+                          wavefront=wavefront)
+
+    def show(result, as_json: bool) -> None:  # noqa: ANN001
+        from hipforge.execution.report import format_result
+
+        if as_json:
+            print(result.to_json())
+        else:
+            console.print(format_result(result), highlight=False, markup=False)
+
+    def read(path: Path) -> str:
+        if not path.is_file():
+            fail(f"{path} is not a file")
+        return path.read_text()
+
+    @app.command("eval")
+    def eval_cmd(
+        candidate: Annotated[Path, typer.Argument(help="KernelBench-format HIP candidate (defines ModelNew)")],
+        task: Annotated[Path, typer.Option(help="the PyTorch reference (defines Model, get_inputs ...)")],
+        backend: Backend = "cpu", arch: Arch = None, wavefront: Wavefront = 64, as_json: AsJson = False,
+    ) -> None:
+        """Compile, check and time one candidate against its task in the sandbox; print the verdict."""
+        from hipforge.execution.evaluate import evaluate
+
+        cfg = config(backend, arch, wavefront)
+        with console.status(f"evaluating {candidate.name} on {backend} (build, {len(cfg.seeds)} seeds, timing)"):
+            result = evaluate(read(candidate), read(task), cfg)
+        show(result, as_json)
+        raise typer.Exit(0 if result.verdict.value == "correct" else 2)
+
+    @app.command("translate")
+    def translate_cmd(
+        task: Annotated[Path, typer.Argument(help="a PyTorch reference in KernelBench format")],
+        evolve: Annotated[int, typer.Option(help="evaluations spent evolving the kernel (0: translate only)")] = 0,
+        backend: Backend = "cpu", arch: Arch = None, wavefront: Wavefront = 64, as_json: AsJson = False,
+    ) -> None:
+        """Translate a task with the offline translator (optionally evolve it), write TASK_hip.py, print the verdict.
+
+        On the cpu backend the kernel is checked on the task's smoke scale; it is written for the full size.
+        """
+        from hipforge.agents.base import AgentTask
+        from hipforge.agents.evolve import evolve as run_evolution
+        from hipforge.agents.pipeline import offline_generate
+        from hipforge.execution.evaluate import evaluate
+        from hipforge.tasks import smoke_scale, task_id
+
+        source = read(task)
+        cfg = config(backend, arch, wavefront)
+        check_source = smoke_scale(source).source if backend == "cpu" else source
+        agent_task = AgentTask(task_id(source), task.stem, source)
+        with console.status(f"translating {task.name} and evaluating on {backend}"):
+            run = run_evolution(agent_task, offline_generate, lambda c: evaluate(c.source, check_source, cfg),
+                                budget=max(1, evolve + 1))
+        if not run.trials:
+            fail(f"declined: {run.declined[0] if run.declined else 'no candidate'}")
+        chosen = run.best or run.trials[0]
+        out = task.with_name(f"{task.stem}_hip.py")
+        out.write_text(chosen.candidate.source)
+        if not as_json:
+            console.print(f"wrote {out} ({len(run.trials)} evaluated, params {chosen.params.to_dict()})",
+                          highlight=False, markup=False)
+        show(chosen.result, as_json)
+        raise typer.Exit(0 if chosen.result.verdict.value == "correct" else 2)

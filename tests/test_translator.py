@@ -1,0 +1,142 @@
+"""The offline translator on the reference library: every translated task is correct on the cpu
+backend at smoke scale (kernels generated for the full-size task), reductions at both wavefront
+sizes; declined tasks name what is unsupported; output is deterministic and warp-width agnostic.
+
+Cold run: ~60 distinct builds at ~5-10 s each on two cores; builds are cached by source afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from hipforge.agents.base import AgentTask, Candidate, Declined, Feedback
+from hipforge.agents.translate import GenParams, OfflineTranslator, generate
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.evaluate import evaluate_many
+from hipforge.tasks import smoke_scale
+from hipforge.tasks.library import LibraryTask, load_library
+
+DECLINE = re.compile(r"^unsupported (op|fusion|model|input dtype|parameter dtype|parameter shape): \S")
+WARP_LINE = re.compile(r"__shfl|\blane\b|\bwaves?\b|warp", re.I)
+GRID_SAMPLE_TASK = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Bilinear sampling of a feature map at given grid points."""
+
+    def forward(self, x, grid):
+        return F.grid_sample(torch.relu(x), grid, align_corners=False)
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 8, 8), torch.rand(2, 4, 4, 2) * 2 - 1]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.fixture(scope="module")
+def translated() -> dict[str, tuple[LibraryTask, Candidate | Declined]]:
+    translator = OfflineTranslator()
+    return {t.name: (t, translator.translate(AgentTask(t.name, t.name, t.source), [])) for t in load_library()}
+
+
+def _evaluate(items: list[tuple[LibraryTask, Candidate]], wavefront: int) -> dict[str, str]:
+    """Verdict (with the message when not correct) per task, on the smoke-scaled task source."""
+    config = EvalConfig(backend="cpu", wavefront=wavefront, timed_trials=3, gate=False, time_compiled_ref=False)
+    pairs = [(cand.source, smoke_scale(task.source).source) for task, cand in items]
+    verdicts = {}
+    for i, result in evaluate_many(pairs, config, parallel=2):
+        ok = result.verdict.value == "correct"
+        verdicts[items[i][0].name] = "correct" if ok else f"{result.verdict.value}: {result.message[:400]}"
+    return verdicts
+
+
+def _report(translated: dict, verdicts: dict[str, str], wavefront: int) -> None:
+    counts: Counter[tuple[str, str]] = Counter()
+    for task, outcome in translated.values():
+        counts[task.category, "declined" if isinstance(outcome, Declined) else "translated"] += 1
+        counts[task.category, "correct"] += verdicts.get(task.name) == "correct"
+    for category in sorted({c for c, _ in counts}):
+        print(f"[wavefront {wavefront}] {category:12s} translated {counts[category, 'translated']:2d}  "
+              f"correct {counts[category, 'correct']:2d}  declined {counts[category, 'declined']:2d}")
+
+
+def test_every_translation_is_correct_at_wavefront_64(translated):
+    items = [(task, out) for task, out in translated.values() if isinstance(out, Candidate)]
+    assert len(items) >= 40
+    verdicts = _evaluate(items, 64)
+    _report(translated, verdicts, 64)
+    assert {name: v for name, v in verdicts.items() if v != "correct"} == {}
+
+
+def test_reductions_are_correct_at_wavefront_32(translated):
+    items = [(task, out) for task, out in translated.values()
+             if isinstance(out, Candidate) and out.params["strategy"] == "reduction"]
+    assert len(items) >= 10
+    verdicts = _evaluate(items, 32)
+    _report({t.name: (t, c) for t, c in items}, verdicts, 32)
+    assert {name: v for name, v in verdicts.items() if v != "correct"} == {}
+
+
+def test_declined_tasks_name_what_is_unsupported(translated):
+    declined = {name: out.reason for name, out in translated.values() if isinstance(out, Declined)
+                for name in [name.name]}
+    for name, reason in sorted(declined.items()):
+        print(f"declined {name}: {reason}")
+    assert all(DECLINE.match(reason) for reason in declined.values()), declined
+    assert "torch.cumsum" in declined["reductions/cumsum"]
+    assert "torch.nn.GroupNorm" in declined["reductions/group_norm"]
+
+
+def test_unsupported_op_is_declined_with_its_name():
+    out = OfflineTranslator().translate(AgentTask("t", "grid_sample", GRID_SAMPLE_TASK), [])
+    assert isinstance(out, Declined) and out.agent == "offline-translator"
+    assert out.reason.startswith("unsupported op: torch.nn.functional.grid_sample at node grid_sample"), out.reason
+
+
+def test_no_hard_coded_warp_width(translated):
+    """Lane and wavefront arithmetic goes through warpSize (64 on AMD, 32 on NVIDIA)."""
+    for task, out in translated.values():
+        if isinstance(out, Candidate):
+            hip = re.sub(r"//[^\n]*", "", out.source.split('r"""', 1)[1].split('"""', 1)[0])
+            assert not re.search(r"[%&]\s*(31|32|63|64)\b", hip), task.name
+            for line in hip.splitlines():
+                if WARP_LINE.search(line):
+                    assert not re.search(r"\b(16|32|64)\b", line), (task.name, line)
+            if "__shfl" in hip:
+                assert "warpSize" in hip, task.name
+
+
+def test_source_is_deterministic_and_params_are_recorded(translated):
+    task = next(t for t, _ in translated.values() if t.name == "reductions/softmax")
+    first = OfflineTranslator().translate(AgentTask("t", task.name, task.source), [])
+    again = OfflineTranslator().translate(AgentTask("t", task.name, task.source), [])
+    assert isinstance(first, Candidate) and first.source == again.source
+    wide = OfflineTranslator().with_params(block_size=512, unroll=2)
+    other = wide.translate(AgentTask("t", task.name, task.source), [])
+    assert other.source != first.source and "red[513]" in other.source
+    assert other.params["block_size"] == 512 and other.params["strategy"] == "reduction"
+    assert generate(task.source, GenParams(block_size=512, unroll=2)).source == other.source
+
+
+def test_a_rejected_translation_is_not_offered_again(translated):
+    task, first = translated["elementwise/relu"]
+    again = OfflineTranslator().translate(AgentTask("t", task.name, task.source),
+                                          [Feedback(first.source, "incorrect", "seed 1: mismatch")])
+    assert isinstance(again, Declined) and "already rejected (incorrect)" in again.reason
+
+
+def test_params_are_validated():
+    with pytest.raises(ValueError):
+        GenParams(block_size=100)
+    with pytest.raises(ValueError):
+        OfflineTranslator().with_params(vector_width=3)

@@ -5,7 +5,14 @@ from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.pipeline import StageSummary, accepted_tasks, evolve_tasks, offline_generate, task_names, translate_tasks
+from hipforge.agents.pipeline import (
+    StageSummary,
+    accepted_tasks,
+    evolve_tasks,
+    offline_generate,
+    task_names,
+    translate_tasks,
+)
 from hipforge.agents.translate.translator import OfflineTranslator
 from hipforge.bench.plots import markdown_image, speedup_bars
 from resources.executor import ExecutorResource

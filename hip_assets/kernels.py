@@ -5,11 +5,11 @@ from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hipforge.agents.archive import KernelArchive
+from hipforge.agents.evolve import offline_generate
 from hipforge.agents.pipeline import (
     StageSummary,
     accepted_tasks,
     evolve_tasks,
-    offline_generate,
     task_names,
     translate_tasks,
 )

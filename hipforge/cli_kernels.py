@@ -62,7 +62,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         """
         from hipforge.agents.base import AgentTask
         from hipforge.agents.evolve import evolve as run_evolution
-        from hipforge.agents.pipeline import offline_generate
+        from hipforge.agents.evolve import offline_generate
         from hipforge.execution.evaluate import evaluate
         from hipforge.tasks import smoke_scale, task_id
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from hipforge.agents.base import AgentTask, Candidate, Declined
 from hipforge.agents.translate.params import GenParams
+from hipforge.agents.translate.translator import OfflineTranslator
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 
@@ -54,6 +55,11 @@ class Evolution:
     def best(self) -> Trial | None:
         correct = [t for t in self.trials if t.runtime_ms < float("inf")]
         return min(correct, key=lambda t: t.runtime_ms) if correct else None
+
+
+def offline_generate(task: AgentTask, params: GenParams) -> Candidate | Declined:
+    """The offline translator with the given code-generation choices: what this optimizer mutates."""
+    return OfflineTranslator(params=params).translate(task, [])
 
 
 def mutate(params: GenParams, rng: random.Random, fast_math: bool = True) -> GenParams:

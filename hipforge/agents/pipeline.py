@@ -14,7 +14,6 @@ from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate, Declined, Translator
 from hipforge.agents.evolve import Evolution, Trial, evolve
 from hipforge.agents.translate.params import GenParams
-from hipforge.agents.translate.translator import OfflineTranslator
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
 
@@ -115,11 +114,6 @@ def evolve_tasks(tasks: list[StoredTask], generate: Callable[[AgentTask, GenPara
                 on_progress(done, len(tasks), task.name)
     summary.seconds = time.monotonic() - started
     return summary
-
-
-def offline_generate(task: AgentTask, params: GenParams) -> Candidate | Declined:
-    """The offline translator with the given code-generation choices: what the optimizer mutates."""
-    return OfflineTranslator(params=params).translate(task, [])
 
 
 def _count(summary: StageSummary, task: str, result: EvalResult) -> None:

@@ -1,0 +1,110 @@
+"""The offline translator (and optionally evolution) on KernelBench, through one backend, scored per level.
+
+Kernels are written for the full-size problem; the cpu backend checks them on the smoke-scaled one.
+Usage (GPU machine):
+    python scripts/kernelbench_run.py --source KB.jsonl --levels 1,2 --backend cuda --arch sm_90 \\
+        --parallel 8 --evolve 4 --evolve-levels 2 --out $OUT/kernelbench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hipforge.agents.base import AgentTask, Candidate  # noqa: E402
+from hipforge.agents.evolve import evolve, offline_generate  # noqa: E402
+from hipforge.agents.translate.translator import OfflineTranslator  # noqa: E402
+from hipforge.bench.kernelbench import KernelBenchProblem, load_kernelbench  # noqa: E402
+from hipforge.bench.scoring import TaskScore, summary  # noqa: E402
+from hipforge.execution.config import EvalConfig  # noqa: E402
+from hipforge.execution.evaluate import evaluate, evaluate_many  # noqa: E402
+from hipforge.tasks import smoke_scale  # noqa: E402
+
+
+def score(name: str, result) -> TaskScore:  # noqa: ANN001
+    if result is None:  # declined
+        return TaskScore(name, False, False, None)
+    verdict = result.verdict.value
+    return TaskScore(name, verdict != "compile_error", verdict == "correct", result.speedup_eager)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--levels", default="1,2")
+    parser.add_argument("--backend", default="cuda")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--limit", type=int, default=0, help="first N problems of each level (0: all)")
+    parser.add_argument("--evolve", type=int, default=0, help="evaluations per task spent evolving correct kernels")
+    parser.add_argument("--evolve-levels", default="2")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False, run_timeout_s=300)
+    problems = load_kernelbench(args.source, [int(x) for x in args.levels.split(",")], args.limit)
+
+    def checked(p: KernelBenchProblem) -> str:
+        return smoke_scale(p.source).source if args.backend == "cpu" else p.source
+
+    started = time.monotonic()
+    translator, made, declined = OfflineTranslator(), {}, {}
+    for p in problems:
+        outcome = translator.translate(AgentTask(p.task_name, p.task_name, p.source), [])
+        (made if isinstance(outcome, Candidate) else declined)[p.task_name] = outcome
+    by_name = {p.task_name: p for p in problems}
+    names = list(made)
+    results = dict.fromkeys(by_name)
+    for index, result in evaluate_many([(made[n].source, checked(by_name[n])) for n in names], config, args.parallel):
+        results[names[index]] = result
+    print(f"translated and evaluated {len(names)} of {len(problems)} in {time.monotonic() - started:.0f} s")
+
+    evolved = dict(results)
+    targets = [n for n in names if by_name[n].level in {int(x) for x in args.evolve_levels.split(",")}
+               and results[n] is not None and results[n].verdict.value == "correct"]
+    if args.evolve > 0 and targets:
+        def one(name: str):  # noqa: ANN202
+            p = by_name[name]
+            run = evolve(AgentTask(name, name, p.source), offline_generate,
+                         lambda c: evaluate(c.source, checked(p), config), budget=args.evolve)
+            return name, run.best
+
+        with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+            for name, best in pool.map(one, targets):
+                if best and (best.result.speedup_eager or 0) > (results[name].speedup_eager or 0):
+                    evolved[name] = best.result
+        print(f"evolved {len(targets)} tasks ({args.evolve} evaluations each) by {time.monotonic() - started:.0f} s")
+
+    rows = []
+    print(f"\n{'level':<6}{'stage':<12}{'tasks':>6}{'compiled':>10}{'correct':>9}{'fast_1':>8}{'fast_1.5':>9}"
+          f"{'geomean':>9}")
+    for level in sorted({p.level for p in problems}):
+        for stage, table in (("translated", results), ("evolved", evolved)):
+            if stage == "evolved" and not args.evolve:
+                continue
+            scores = [score(n, table[n]) for n in by_name if by_name[n].level == level]
+            s = summary(scores)
+            geo = f"{s['geomean']:.3f}" if s["geomean"] else "-"
+            print(f"L{level:<5}{stage:<12}{len(scores):>6}{s['compiled']:>10.2f}{s['correct']:>9.2f}"
+                  f"{s['fast_1']:>8.2f}{s['fast_1.5']:>9.2f}{geo:>9}")
+            rows.append({"level": level, "stage": stage, **s})
+    reasons = Counter(d.reason.split(":")[0] + ": " + d.reason.split(":")[1][:40] if ":" in d.reason else d.reason
+                      for d in declined.values())
+    failures = Counter(r.verdict.value for r in results.values() if r is not None and r.verdict.value != "correct")
+    print(f"\ndeclined {len(declined)}: {dict(reasons.most_common(12))}\nfailed verdicts: {dict(failures)}")
+    if args.out:
+        detail = {n: {"declined": declined[n].reason} if n in declined else
+                  {"verdict": results[n].verdict.value, "message": results[n].message[:300],
+                   "speedup": results[n].speedup_eager,
+                   "evolved_speedup": evolved[n].speedup_eager if evolved[n] else None} for n in by_name}
+        args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

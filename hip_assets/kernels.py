@@ -60,7 +60,9 @@ def translated_kernels(context: dg.AssetExecutionContext, config: TranslateConfi
     context.log.info(f"translating {len(tasks)} tasks; evaluating on the {executor.backend} backend")
     summary = translate_tasks(tasks, OfflineTranslator(), executor, KernelArchive(store), context.run.run_id,
                               _progress(context, "evaluated"))
-    return dg.MaterializeResult(metadata={**_stage_metadata(summary, "translated kernels"), **run_metadata(context)})
+    rates = dg.MetadataValue.md(summary.rates_table())
+    metadata = {**_stage_metadata(summary, "translated kernels"), "correct_rates": rates}
+    return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
 
 
 class EvolveConfig(dg.Config):

@@ -34,6 +34,7 @@ class StoredTask:
     name: str
     source: str  # full size: kernels are written for it
     smoke_source: str  # what the cpu backend runs
+    group: str = ""  # origin, with the mode for synthetic tasks: what rates are reported per
 
     def agent_task(self) -> AgentTask:
         return AgentTask(self.task_id, self.name, self.source)
@@ -47,6 +48,13 @@ class StageSummary:
     verdicts: Counter[str] = field(default_factory=Counter)
     declined: list[tuple[str, str]] = field(default_factory=list)  # (task, reason)
     speedups: dict[str, float] = field(default_factory=dict)  # task -> best speedup over eager
+    groups: dict[str, Counter[str]] = field(default_factory=dict)  # group -> tasks, correct, declined
+
+    def rates_table(self) -> str:
+        """Markdown: per group, how many tasks got a correct kernel."""
+        rows = [f"| {g} | {c['tasks']} | {c['correct']} | {c['declined']} | {c['correct'] / max(c['tasks'], 1):.0%} |"
+                for g, c in sorted(self.groups.items())]
+        return "| tasks from | tasks | correct | declined | correct rate |\n|---|---|---|---|---|\n" + "\n".join(rows)
     evaluations: int = 0
     seconds: float = 0.0
 
@@ -54,7 +62,8 @@ class StageSummary:
 def accepted_tasks(warehouse: Warehouse, origins: list[str], limit: int = 0) -> list[StoredTask]:
     with warehouse.connect() as con:
         rows = con.execute(
-            "SELECT task_id, name, source, smoke_source FROM tasks WHERE status = 'accepted' "
+            "SELECT task_id, name, source, smoke_source, origin || CASE WHEN origin = 'synthetic' "
+            "THEN '/' || category ELSE '' END FROM tasks WHERE status = 'accepted' "
             "AND list_contains(?, origin) ORDER BY origin, name", [origins]).fetchall()
     tasks = [StoredTask(*row) for row in rows]
     return tasks[:limit] if limit > 0 else tasks
@@ -71,9 +80,11 @@ def translate_tasks(tasks: list[StoredTask], translator: Translator, executor: E
     started, summary = time.monotonic(), StageSummary()
     made: list[tuple[StoredTask, Candidate]] = []
     for task in tasks:
+        summary.groups.setdefault(task.group, Counter())["tasks"] += 1
         outcome = translator.translate(task.agent_task(), [])
         if isinstance(outcome, Declined):
             summary.declined.append((task.name, outcome.reason))
+            summary.groups[task.group]["declined"] += 1
         else:
             made.append((task, outcome))
     items = [(c.source, t.eval_source(executor.backend)) for t, c in made]
@@ -81,6 +92,7 @@ def translate_tasks(tasks: list[StoredTask], translator: Translator, executor: E
         task, candidate = made[index]
         archive.record(task.task_id, candidate, result, run_id, generation=0)
         _count(summary, task.name, result)
+        summary.groups[task.group]["correct"] += result.verdict.value == "correct"
         if on_progress:
             on_progress(done, len(made), task.name)
     summary.seconds = time.monotonic() - started

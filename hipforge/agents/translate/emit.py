@@ -26,7 +26,7 @@ def _register(root: nn.Module, dotted: str, shape: tuple, buffer: bool) -> None:
 
 def hip_source(program: Program) -> str:
     text = "".join(k.source for k in program.kernels)
-    helpers = [BLOCK_REDUCE] if "hf_block_reduce<" in text or "hf_block_arg_reduce<" in text else []
+    helpers = [BLOCK_REDUCE] if "hf_combine<" in text or "hf_block_" in text else []
     helpers += [BLOCK_ARG_REDUCE] if "hf_block_arg_reduce<" in text else []
     return "\n".join([PROLOGUE, *helpers, *(k.source for k in program.kernels)])
 

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hipforge.agents.translate.ir import Val, lit
 from hipforge.agents.translate.params import GenParams
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str  # the host function load_inline binds
+    source: str  # device code and host function
+    inputs: tuple[Val, ...]  # the tensors the host function takes, in order
+
 
 PROLOGUE = """#include <torch/extension.h>
 #include <hip/hip_runtime.h>

@@ -7,8 +7,7 @@ One output element per thread in a grid-stride loop. Stride, padding and dilatio
 from __future__ import annotations
 
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.hip_common import grid_for
-from hipforge.agents.translate.hip_ew import Kernel
+from hipforge.agents.translate.hip_common import Kernel, grid_for
 from hipforge.agents.translate.ir import Val
 from hipforge.agents.translate.params import GenParams
 
@@ -49,6 +48,7 @@ def conv2d_kernel(name: str, out: Val, params: GenParams) -> Kernel:
     signature = ", ".join(f"torch::Tensor {a}" for a in ("x", "w", "bias")[:len(out.args)])
     host = [f"torch::Tensor {name}({signature}) {{",
             "    auto X = x.contiguous(), Wt = w.contiguous();",
+            *(["    auto Bias = bias.contiguous();"] if bias else []),
             "    const int64_t N = X.size(0), C = X.size(1), H = X.size(2), W = X.size(3);",
             "    const int64_t OC = Wt.size(0), Cg = Wt.size(1), KH = Wt.size(2), KW = Wt.size(3);",
             f"    const int64_t OH = (H + {2 * ph} - {dh} * (KH - 1) - 1) / {sh} + 1;",
@@ -57,7 +57,7 @@ def conv2d_kernel(name: str, out: Val, params: GenParams) -> Kernel:
             "    if (Y.numel() == 0) return Y;",
             f"    const int blocks = {grid_for('Y.numel()', params.block_size * params.elems_per_thread)};",
             f"    conv2d_kernel<<<blocks, {params.block_size}>>>(X.data_ptr<float>(), Wt.data_ptr<float>(), "
-            f"{'bias.contiguous().data_ptr<float>()' if bias else 'nullptr'}, Y.data_ptr<float>(),",
+            f"{'Bias.data_ptr<float>()' if bias else 'nullptr'}, Y.data_ptr<float>(),",
             "        (int)N, (int)C, (int)H, (int)W, (int)OC, (int)Cg, (int)KH, (int)KW, (int)OH, (int)OW,",
             f"        {sh}, {sw}, {ph}, {pw}, {dh}, {dw});",
             "    return Y;", "}"]

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.hip_common import emit_ew, grid_for, size_product
+from hipforge.agents.translate.hip_common import Kernel, emit_ew, grid_for, size_product
 from hipforge.agents.translate.ir import Val
 from hipforge.agents.translate.params import GenParams
 
 LANES = ("x", "y", "z", "w")
-
-
-@dataclass(frozen=True)
-class Kernel:
-    name: str  # the host function load_inline binds
-    source: str  # device code and host function
-    inputs: tuple[Val, ...]  # the tensors the host function takes, in order
 
 
 def broadcast_span(shape: tuple[int, ...], out: tuple[int, ...]) -> tuple[int, int] | None:

@@ -7,8 +7,7 @@ Groups of another shape (per-row reductions, several reductions) go to the row k
 
 from __future__ import annotations
 
-from hipforge.agents.translate.hip_common import emit_ew
-from hipforge.agents.translate.hip_ew import Kernel
+from hipforge.agents.translate.hip_common import Kernel, emit_ew
 from hipforge.agents.translate.hip_row import OPS, SCALE, closure, input_class, member_class, out_shape, row_kernel
 from hipforge.agents.translate.ir import REDUCE_INIT, Val
 from hipforge.agents.translate.params import GenParams

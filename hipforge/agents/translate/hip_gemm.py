@@ -8,7 +8,7 @@ registers; shared tiles padded by one column against LDS bank conflicts.
 from __future__ import annotations
 
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.hip_ew import Kernel
+from hipforge.agents.translate.hip_common import Kernel
 from hipforge.agents.translate.ir import Val
 from hipforge.agents.translate.params import GenParams
 
@@ -31,6 +31,7 @@ __global__ void gemm_kernel(const float* __restrict__ A, const float* __restrict
             }
         }
         __syncthreads();
+        float part[TT][TT] = {};  // a tile's sum, then added: fp32 error grows with K / T, not K
 #pragma unroll
         for (int kk = 0; kk < T; ++kk) {
             float a[TT], b[TT];
@@ -41,8 +42,12 @@ __global__ void gemm_kernel(const float* __restrict__ A, const float* __restrict
 #pragma unroll
             for (int r = 0; r < TT; ++r)
 #pragma unroll
-                for (int c = 0; c < TT; ++c) acc[r][c] += a[r] * b[c];
+                for (int c = 0; c < TT; ++c) part[r][c] += a[r] * b[c];
         }
+#pragma unroll
+        for (int r = 0; r < TT; ++r)
+#pragma unroll
+            for (int c = 0; c < TT; ++c) acc[r][c] += part[r][c];
         __syncthreads();
     }
     for (int r = 0; r < TT; ++r) {
@@ -90,8 +95,10 @@ def gemm_kernel(name: str, out: Val, params: GenParams) -> Kernel:
             "    if (C.numel() == 0) return C;",
             "    const int64_t sB = B.dim() == 3 ? B.size(1) * B.size(2) : 0;",  # a 2-D B is shared by the batch
             f"    const dim3 grid((N + {t - 1}) / {t}, (M + {t - 1}) / {t}, batch), block({t // tt}, {t // tt});",
-            f"    gemm_kernel<{t}, {tt}, {str(trans_b).lower()}><<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(), "
-            f"{'bias.contiguous().data_ptr<float>()' if rest else 'nullptr'}, C.data_ptr<float>(), "
+            *(["    auto Bias = bias.contiguous();"] if rest else []),
+            f"    const float* bias_ptr = {'Bias.data_ptr<float>()' if rest else 'nullptr'};",
+            f"    gemm_kernel<{t}, {tt}, {str(trans_b).lower()}><<<grid, block>>>(A.data_ptr<float>(), "
+            "B.data_ptr<float>(), bias_ptr, C.data_ptr<float>(), "
             "(int)M, (int)N, (int)K, M * K, sB, M * N);",
             "    return C;", "}"]
     return Kernel(name, DEVICE + "\n" + "\n".join(host) + "\n", tuple(inputs))

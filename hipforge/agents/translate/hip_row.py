@@ -2,13 +2,14 @@
 
 Every value of the group is `full` (one per element of the row), `col` (a parameter along the
 reduced dim), `row` (one per row: reductions and math on them) or `uniform` (one scalar).
+A reduction over an inner dim (rows strided in memory) gives each thread a row instead: threads
+next to each other read neighbouring addresses at every step, so loads stay coalesced.
 """
 
 from __future__ import annotations
 
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.hip_common import emit_ew, size_product
-from hipforge.agents.translate.hip_ew import Kernel
+from hipforge.agents.translate.hip_common import Kernel, emit_ew, grid_for, size_product
 from hipforge.agents.translate.ir import REDUCE_INIT, Val
 from hipforge.agents.translate.params import GenParams
 
@@ -34,6 +35,7 @@ def row_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, param
     if not full_in:
         raise Untranslatable(f"no operand of the fused group has the reduced shape {shape}")
     anchor = f"c{full_in[0]}"
+    per_thread = dim is not None and dim != rank - 1  # strided rows: one thread each
 
     def load(k: int) -> str:
         index = {"full": "e", "col": "j", "row": "row", "uniform": "0"}[cls[id(inputs[k])]]
@@ -43,6 +45,7 @@ def row_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, param
         need = closure(target, members, cls)
         local = dict(names)
         lines = [f"#pragma unroll {params.unroll}",
+                 "for (int64_t j = 0; j < R; ++j) {" if per_thread else
                  "for (int64_t j = threadIdx.x; j < R; j += blockDim.x) {",
                  "    const int64_t e = base + j * inner;"]
         lines += [f"    {load(k)}" for k, v in enumerate(inputs) if id(v) in need and cls[id(v)] in ("full", "col")]
@@ -54,57 +57,62 @@ def row_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, param
         if m.op == "ew" and cls[id(m)] != "full":
             body.append(emit_ew(m, names, params))
         elif m.op == "reduce":
-            body += _reduction(m, names, row_loop)
+            body += _reduction(m, names, row_loop, per_thread)
     if cls[id(out)] == "full":
         body += row_loop(out, ["out[e] = {};"])
     else:
-        body.append(f"if (threadIdx.x == 0) out[row] = {names[id(out)]};")
+        body.append(f"{'' if per_thread else 'if (threadIdx.x == 0) '}out[row] = {names[id(out)]};")
     needs_batch = any(r.fn == "batchmean" for r in reduces)
     out_type = "int64_t" if out.integer else "float"
     params_c = ", ".join([f"{out_type}* __restrict__ out"]
                          + [f"const float* __restrict__ in{k}" for k in range(len(inputs))]
                          + ["int64_t rows", "int64_t R", "int64_t inner", "int64_t batch"])
-    shared = [f"    __shared__ float red[{params.block_size + 1}];"]
-    if any(r.fn.startswith("arg") for r in reduces):
+    shared = [] if per_thread else [f"    __shared__ float red[{params.block_size + 1}];"]
+    if any(r.fn.startswith("arg") for r in reduces) and not per_thread:
         shared.append(f"    __shared__ int redi[{params.block_size + 1}];")
-    kernel = [f"__global__ void {name}_kernel({params_c}) {{", *shared,
-              "    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {",
+    rows_loop = ("for (int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; row < rows; "
+                 "row += (int64_t)gridDim.x * blockDim.x) {" if per_thread else
+                 "for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {")
+    kernel = [f"__global__ void {name}_kernel({params_c}) {{", *shared, f"    {rows_loop}",
               "        const int64_t base = (row / inner) * R * inner + row % inner;",
               *(f"        {line}" for line in body), "    }", "}"]
     if dim is None:
-        sizes = ["    const int64_t R = out_n, inner = 1, rows = 1;"]
+        sizes = ["    const int64_t R = n, inner = 1, rows = 1;"]
     else:
         sizes = [f"    const int64_t R = {anchor}.size({dim});",
                  f"    const int64_t inner = {size_product(anchor, range(dim + 1, rank))};",
-                 "    const int64_t rows = out_n / R;"]
+                 "    const int64_t rows = n / R;"]
     launch_args = ", ".join([f"out.data_ptr<{out_type}>()"] + [f"c{k}.data_ptr<float>()" for k in range(len(inputs))]
                             + ["rows", "R", "inner", f"{anchor}.size(0)" if needs_batch else "1"])
+    blocks = grid_for("rows", params.block_size) if per_thread else "(int)std::min<int64_t>(rows, 65535)"
     host = [f"torch::Tensor {name}({', '.join(f'torch::Tensor x{k}' for k in range(len(inputs)))}) {{",
             *(f"    auto c{k} = x{k}.contiguous();" for k in range(len(inputs))),
-            f"    const int64_t out_n = {anchor}.numel();",
+            f"    const int64_t n = {anchor}.numel();",
             f"    auto out = torch::empty({out_shape(out, cls[id(out)] == 'full', anchor, dim, rank)}, "
             f"{anchor}.options(){'.dtype(torch::kLong)' if out.integer else ''});",
-            "    if (out_n == 0) return out;", *sizes,
-            "    const int blocks = (int)std::min<int64_t>(rows, 65535);",
+            "    if (n == 0) return out;", *sizes,
+            f"    const int blocks = {blocks};",
             f"    {name}_kernel<<<blocks, {params.block_size}>>>({launch_args});",
             "    return out;", "}"]
     return Kernel(name, "\n".join(kernel + [""] + host) + "\n", tuple(inputs))
 
 
-def _reduction(m: Val, names: dict[int, str], row_loop) -> list[str]:
+def _reduction(m: Val, names: dict[int, str], row_loop, per_thread: bool) -> list[str]:
     var = f"v{len(names)}"
     if m.fn.startswith("arg"):
         better = ">" if m.fn == "argmax" else "<"
         lines = [f"float best_{var} = {REDUCE_INIT[m.fn[3:]]}; int arg_{var} = INT_MAX;"]
         lines += row_loop(m.args[0], [f"if ({{0}} {better} best_{var} || arg_{var} == INT_MAX) "
                                       f"{{{{ best_{var} = {{0}}; arg_{var} = (int)j; }}}}"])
-        lines.append(f"const int64_t {var} = hf_block_arg_reduce<{str(m.fn == 'argmax').lower()}>"
+        lines.append(f"const int64_t {var} = arg_{var};" if per_thread else
+                     f"const int64_t {var} = hf_block_arg_reduce<{str(m.fn == 'argmax').lower()}>"
                      f"(best_{var}, arg_{var}, red, redi);")
     else:
         op = OPS[m.fn]
         lines = [f"float acc_{var} = {REDUCE_INIT[m.fn]};"]
         lines += row_loop(m.args[0], [f"acc_{var} = hf_combine<{op}>(acc_{var}, {{0}});"])
-        lines.append(f"const float {var} = hf_block_reduce<{op}>(acc_{var}, red){SCALE.get(m.fn, '')};")
+        total = f"acc_{var}" if per_thread else f"hf_block_reduce<{op}>(acc_{var}, red)"
+        lines.append(f"const float {var} = {total}{SCALE.get(m.fn, '')};")
     names[id(m)] = var
     return lines
 

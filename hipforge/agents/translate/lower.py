@@ -48,7 +48,7 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
                     env[node] = methods[node.target](*args, **kwargs)
                 else:
                     env[node] = functions[node.target](*args, **kwargs)
-            except (KeyError, TypeError, ValueError):  # an op, or an argument form, the tables do not know
+            except (KeyError, IndexError, TypeError, ValueError):  # an op, or an argument form, the tables do not know
                 raise Untranslatable(f"unsupported op: {_op_name(node)} at node {node.name}") from None
             except Untranslatable as exc:
                 raise Untranslatable(f"unsupported op: {_op_name(node)} at node {node.name}: {exc}") from None

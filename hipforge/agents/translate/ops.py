@@ -79,7 +79,9 @@ def gelu(x: Val, approximate: str = "none") -> Val:
     return unary("gelu_tanh" if approximate == "tanh" else "gelu", x)
 
 
-def softmax(x: Val, dim: int, log: bool = False) -> Val:
+def softmax(x: Val, dim: int | None, log: bool = False) -> Val:
+    if dim is None:  # torch's legacy implicit dim
+        raise Untranslatable("softmax without an explicit dim")
     shifted = binary("sub", x, reduce(x, "max", dim, True))
     total = reduce(unary("exp", shifted), "sum", dim, True)
     return binary("sub", shifted, unary("log", total)) if log else binary("div", unary("exp", shifted), total)

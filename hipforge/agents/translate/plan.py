@@ -1,8 +1,8 @@
 """Partition the IR into fused kernels and ATen calls, and write ModelNew's forward over them.
 
-Connected elementwise/reduction values form one kernel each (the heavy op between them stays in
-ATen, the strategy the seed's SFT model learned); a model that is one matmul/bmm/linear gets the
-tiled GEMM instead.
+Connected elementwise/reduction values form one kernel each; the heavy ops between them (conv,
+linear, matmul) stay in ATen, the strategy the seed's SFT model learned. A model that is one
+matmul/bmm/linear gets the tiled GEMM instead, one conv2d a direct convolution, one cumsum a scan.
 """
 
 from __future__ import annotations
@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.hip_common import Kernel
 from hipforge.agents.translate.hip_conv import conv2d_kernel
-from hipforge.agents.translate.hip_ew import Kernel, elementwise_kernel
+from hipforge.agents.translate.hip_ew import elementwise_kernel
 from hipforge.agents.translate.hip_full import reduction_kernel
 from hipforge.agents.translate.hip_gemm import gemm_kernel
+from hipforge.agents.translate.hip_scan import cumsum_kernel
 from hipforge.agents.translate.ir import Val, topo
 from hipforge.agents.translate.params import GenParams
 
@@ -24,7 +26,7 @@ GEMM_KINDS = ("linear", "matmul", "bmm")
 class Program:
     kernels: tuple[Kernel, ...]
     forward: tuple[str, ...]  # body lines of ModelNew.forward
-    strategy: str  # elementwise | reduction | gemm | conv | fused-around-aten
+    strategy: str  # elementwise | reduction | gemm | conv | scan | fused-around-aten
     uses_functional: bool  # ModelNew calls torch.nn.functional
 
 
@@ -96,13 +98,15 @@ def _groups(order: list[Val]) -> list[list[Val]]:
 
 
 def _single_op_program(output: Val, params: GenParams) -> Program:
-    """A model without elementwise work: one GEMM or one conv2d gets a kernel of its own."""
+    """A model without elementwise work: one GEMM, conv2d or cumsum gets a kernel of its own."""
     heavy = [v for v in topo(output) if v.op == "aten" and v.kind != "view"]
-    if len(heavy) != 1 or heavy[0] is not output or output.kind not in (*GEMM_KINDS, "conv"):
+    if len(heavy) != 1 or heavy[0] is not output or output.kind not in (*GEMM_KINDS, "conv", "cumsum"):
         ops = ", ".join(sorted({v.fn.split("(")[0] for v in heavy})) or "none"
         raise Untranslatable(f"unsupported op: {ops} with nothing around it to fuse")
     if output.kind == "conv":
         kernel, strategy = conv2d_kernel("conv2d", output, params), "conv"
+    elif output.kind == "cumsum":
+        kernel, strategy = cumsum_kernel("cumsum", output, params), "scan"
     else:
         kernel, strategy = gemm_kernel("gemm", output, params), "gemm"
     call = f"hip_ext.{kernel.name}({', '.join(v.ref for v in kernel.inputs)})"

@@ -50,6 +50,12 @@ def _linear(x: Val, weight: Val, bias: Val | None = None) -> Val:
     return Val("aten", (), operands, fn=call, kind="linear")
 
 
+def _cumsum(x: Val, dim: int, dtype: Any = None) -> Val:
+    if dtype is not None:
+        raise Untranslatable("cumsum with a dtype")
+    return Val("aten", x.shape, (x,), fn=f"torch.cumsum({{0}}, {dim})", kind="cumsum", extra={"dim": dim})
+
+
 def _reduction(fn: str):
     def lowered(x: Val, dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Val:
         if dtype is not None:
@@ -79,7 +85,7 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
     import torch.nn.functional as F
 
     def un(name: str):
-        return lambda x, *_, **__: ops.unary(name, x)  # extra args are inplace=... flags
+        return lambda x, inplace=False: ops.unary(name, x)  # the output is a new tensor either way
 
     def bi(name: str):
         return lambda a, b, *, alpha=1.0, rounding_mode=None: (
@@ -88,13 +94,14 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
     def clamp(x, min=None, max=None):  # noqa: A002  (torch's keyword names)
         return ops.clamp(x, min, max)
 
-    unary = {name: un(name) for name in ops.UNARY}
-    binary = {name: bi(name) for name in ops.BINARY}
-    reductions = {name: _reduction(name) for name in ("sum", "mean", "amax", "amin", "argmax", "argmin")}
-    reductions["amax"], reductions["amin"] = _reduction("max"), _reduction("min")
+    unary = {name: un(name) for name in ops.UNARY if hasattr(torch.Tensor, name)}
+    binary = {name: bi(name) for name in ops.BINARY if hasattr(torch.Tensor, name)}
+    reductions = {"sum": _reduction("sum"), "mean": _reduction("mean"), "amax": _reduction("max"),
+                  "amin": _reduction("min"), "argmax": _reduction("argmax"), "argmin": _reduction("argmin")}
     methods: dict[str, Any] = {**unary, **binary, **reductions, "clamp": clamp, "clip": clamp,
                                "max": _extreme("max"), "min": _extreme("min"), "softmax": _softmax(False),
-                               "log_softmax": _softmax(True), "transpose": _transpose, "contiguous": lambda x: x}
+                               "log_softmax": _softmax(True), "transpose": _transpose, "contiguous": lambda x: x,
+                               "cumsum": _cumsum}
     functions: dict[Any, Any] = {getattr(torch, name): fn for name, fn in methods.items()
                                  if name not in ("contiguous", "softmax", "log_softmax") and hasattr(torch, name)}
     functions.update({

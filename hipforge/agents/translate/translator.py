@@ -16,7 +16,7 @@ from hipforge.agents.translate.plan import plan
 @dataclass(frozen=True)
 class Generated:
     source: str
-    strategy: str  # elementwise | reduction | gemm | conv | fused-around-aten
+    strategy: str  # elementwise | reduction | gemm | conv | scan | fused-around-aten
     kernels: tuple[str, ...]
 
 

@@ -27,7 +27,13 @@ OUT_OF_MEMORY = ("can't allocate memory", "not enough memory")  # torch's alloca
 def main() -> None:
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray prints (library warnings) must never corrupt the reply stream
-    import torch  # noqa: F401  # the expensive import, paid once; forks inherit it
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    # the expensive parts, paid once and inherited by every fork: torch, and the ~6 s of lazy set-up
+    # that a FlopCounterMode costs the first time it counts anything
+    with torch.device("meta"), FlopCounterMode(display=False):
+        torch.ones(2, 2) @ torch.ones(2, 2)
 
     replies.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:

@@ -35,11 +35,15 @@ def trace_task(source: str) -> TracedTask:
     from torch.fx.passes.shape_prop import ShapeProp
 
     namespace: dict[str, Any] = {"__name__": "hipforge_translate_task"}
-    exec(compile(source, "<task>", "exec"), namespace)
-    init_inputs = list(namespace["get_init_inputs"]())
-    with torch.device("meta"):
-        model = namespace["Model"](*init_inputs)
-        inputs = namespace["get_inputs"]()
+    try:
+        exec(compile(source, "<task>", "exec"), namespace)
+        init_inputs = list(namespace["get_init_inputs"]())
+        with torch.device("meta"):  # data-dependent construction (.item(), numpy) fails here
+            model = namespace["Model"](*init_inputs)
+            inputs = namespace["get_inputs"]()
+    except Exception as exc:
+        raise Untranslatable(f"unsupported model: it does not build on the meta device: "
+                             f"{type(exc).__name__}: {exc}") from None
     try:
         gm = torch.fx.symbolic_trace(model)
     except Exception as exc:  # data-dependent Python control flow, shape unpacking, ...

@@ -31,7 +31,6 @@ __global__ void gemm_kernel(const float* __restrict__ A, const float* __restrict
             }
         }
         __syncthreads();
-        float part[TT][TT] = {};  // a tile's sum, then added: fp32 error grows with K / T, not K
 #pragma unroll
         for (int kk = 0; kk < T; ++kk) {
             float a[TT], b[TT];
@@ -42,12 +41,8 @@ __global__ void gemm_kernel(const float* __restrict__ A, const float* __restrict
 #pragma unroll
             for (int r = 0; r < TT; ++r)
 #pragma unroll
-                for (int c = 0; c < TT; ++c) part[r][c] += a[r] * b[c];
+                for (int c = 0; c < TT; ++c) acc[r][c] += a[r] * b[c];
         }
-#pragma unroll
-        for (int r = 0; r < TT; ++r)
-#pragma unroll
-            for (int c = 0; c < TT; ++c) acc[r][c] += part[r][c];
         __syncthreads();
     }
     for (int r = 0; r < TT; ++r) {

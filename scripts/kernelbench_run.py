@@ -35,6 +35,21 @@ def score(name: str, result) -> TaskScore:  # noqa: ANN001
     return TaskScore(name, verdict != "compile_error", verdict == "correct", result.speedup_eager)
 
 
+def score_table(stage: str, table: dict, by_name: dict, levels: list[int]) -> list[dict]:
+    """Print and return KernelBench's scores per level for one stage."""
+    print(f"\n{'level':<6}{'stage':<12}{'tasks':>6}{'compiled':>10}{'correct':>9}{'fast_1':>8}{'fast_1.5':>9}"
+          f"{'geomean':>9}", flush=True)
+    rows = []
+    for level in levels:
+        scores = [score(n, table[n]) for n in by_name if by_name[n].level == level]
+        s = summary(scores)
+        geo = f"{s['geomean']:.3f}" if s["geomean"] else "-"
+        print(f"L{level:<5}{stage:<12}{len(scores):>6}{s['compiled']:>10.2f}{s['correct']:>9.2f}"
+              f"{s['fast_1']:>8.2f}{s['fast_1.5']:>9.2f}{geo:>9}", flush=True)
+        rows.append({"level": level, "stage": stage, **s})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", required=True)
@@ -64,6 +79,11 @@ def main() -> None:
     for index, result in evaluate_many([(made[n].source, checked(by_name[n])) for n in names], config, args.parallel):
         results[names[index]] = result
     print(f"translated and evaluated {len(names)} of {len(problems)} in {time.monotonic() - started:.0f} s")
+    levels = sorted({p.level for p in problems})
+    rows = [score_table("translated", results, by_name, levels)]
+    reasons = Counter(d.reason[:70] for d in declined.values())
+    failures = Counter(r.verdict.value for r in results.values() if r is not None and r.verdict.value != "correct")
+    print(f"\ndeclined {len(declined)}: {dict(reasons.most_common(12))}\nfailed verdicts: {dict(failures)}")
 
     evolved = dict(results)
     targets = [n for n in names if by_name[n].level in {int(x) for x in args.evolve_levels.split(",")}
@@ -80,24 +100,8 @@ def main() -> None:
                 if best and (best.result.speedup_eager or 0) > (results[name].speedup_eager or 0):
                     evolved[name] = best.result
         print(f"evolved {len(targets)} tasks ({args.evolve} evaluations each) by {time.monotonic() - started:.0f} s")
+        rows.append(score_table("evolved", evolved, by_name, levels))
 
-    rows = []
-    print(f"\n{'level':<6}{'stage':<12}{'tasks':>6}{'compiled':>10}{'correct':>9}{'fast_1':>8}{'fast_1.5':>9}"
-          f"{'geomean':>9}")
-    for level in sorted({p.level for p in problems}):
-        for stage, table in (("translated", results), ("evolved", evolved)):
-            if stage == "evolved" and not args.evolve:
-                continue
-            scores = [score(n, table[n]) for n in by_name if by_name[n].level == level]
-            s = summary(scores)
-            geo = f"{s['geomean']:.3f}" if s["geomean"] else "-"
-            print(f"L{level:<5}{stage:<12}{len(scores):>6}{s['compiled']:>10.2f}{s['correct']:>9.2f}"
-                  f"{s['fast_1']:>8.2f}{s['fast_1.5']:>9.2f}{geo:>9}")
-            rows.append({"level": level, "stage": stage, **s})
-    reasons = Counter(d.reason.split(":")[0] + ": " + d.reason.split(":")[1][:40] if ":" in d.reason else d.reason
-                      for d in declined.values())
-    failures = Counter(r.verdict.value for r in results.values() if r is not None and r.verdict.value != "correct")
-    print(f"\ndeclined {len(declined)}: {dict(reasons.most_common(12))}\nfailed verdicts: {dict(failures)}")
     if args.out:
         detail = {n: {"declined": declined[n].reason} if n in declined else
                   {"verdict": results[n].verdict.value, "message": results[n].message[:300],

@@ -81,6 +81,9 @@ class _Run:
         self.guard.install()
         self.backend = make_backend(self.cfg)
         self.device = self.backend.torch_device
+        if self.device == "cuda":  # fp32 means fp32: cuDNN convs would otherwise run the reference in TF32
+            torch.backends.cudnn.allow_tf32 = False
+            torch.backends.cuda.matmul.allow_tf32 = False
         self.exts, self.failed_builds, self.builds = dyn.Extensions(), [], []
         self.threads: set[threading.Thread] = set()
         # never written to disk, so the candidate cannot read the reference's source

@@ -19,6 +19,7 @@ def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.A
         return ast.parse(source, filename, mode)
 
 
-def compile_tree(tree: ast.AST, filename: str, mode: str = "exec") -> CodeType:
+def compile_tree(tree: ast.AST | str, filename: str, mode: str = "exec") -> CodeType:
+    """compile() of a tree or of source text (which parses it too)."""
     with AST_LOCK:
         return compile(tree, filename, mode)

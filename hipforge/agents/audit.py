@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hipforge import pyast
 from hipforge.agents.plausibility import OfflinePlausibilityFilter, PlausibilityJudge
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.paths import REPO_ROOT
@@ -204,7 +205,7 @@ def _rate(verifier: str, category: str, rows: list[AuditRow]) -> Rate:
 
 def _torch_impl(task_source: str) -> str:
     """The task's Model and get_init_inputs under other names: the bypass the static scan cannot see by name."""
-    tree = ast.parse(task_source)
+    tree = pyast.parse(task_source)
     keep = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)
             or (isinstance(n, ast.ClassDef) and n.name == "Model")
             or (isinstance(n, ast.FunctionDef) and n.name == "get_init_inputs")]

@@ -11,6 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from hipforge import pyast
+
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.I)
 MODULE_CHECKS = {  # an import of any of these (or a submodule) is a finding
     "thread_injection": {"threading", "_thread", "multiprocessing", "concurrent", "asyncio"},
@@ -60,7 +62,7 @@ class Finding:
 def scan(source: str) -> list[Finding]:
     """All findings in a candidate, in source order; a syntax error is not a finding (import reports it)."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return []
     visitor = _Visitor()

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hipforge import pyast
 from hipforge.execution.cuda import prelude
 from hipforge.execution.cuda import source as scan
 
@@ -143,7 +144,7 @@ def hip_sources(candidate_py: str) -> list[str]:
     string constants, names bound to them, lists and + of those). Falls back to every string literal
     that defines a __global__ function when the module does not parse."""
     try:
-        tree = ast.parse(candidate_py)
+        tree = pyast.parse(candidate_py)
     except SyntaxError:
         literals = re.findall(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', candidate_py, re.S)
         return [a or b for a, b in literals if "__global__" in (a or b)]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hipforge import pyast
+
 
 class Untranslatable(Exception):
     """The task uses something the translator cannot turn into a correct kernel; the message says what."""
@@ -36,7 +38,7 @@ def trace_task(source: str) -> TracedTask:
 
     namespace: dict[str, Any] = {"__name__": "hipforge_translate_task"}
     try:
-        exec(compile(source, "<task>", "exec"), namespace)
+        exec(pyast.compile_tree(source, "<task>"), namespace)
         init_inputs = list(namespace["get_init_inputs"]())
         with torch.device("meta"):  # data-dependent construction (.item(), numpy) fails here
             model = namespace["Model"](*init_inputs)

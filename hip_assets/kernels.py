@@ -88,7 +88,7 @@ def evolved_kernels(context: dg.AssetExecutionContext, config: EvolveConfig, war
     return dg.MaterializeResult(metadata={**_stage_metadata(summary, "evolved kernels"), **run_metadata(context)})
 
 
-@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, deps=[translated_kernels, evolved_kernels])
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=[translated_kernels, evolved_kernels])
 def kernel_archive(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
     """The per-task best verified kernel over every agent and backend, with its speedup."""
     best = KernelArchive(warehouse.get()).per_task_best()

@@ -2,7 +2,6 @@
 plausibility judge (the offline filter by default), per-case rows in audit_cases, error rates in the
 metadata, and a check that fails when the deterministic gate lets a deceptive kernel through."""
 
-import io
 
 import dagster as dg
 from pydantic import Field
@@ -10,7 +9,7 @@ from pydantic import Field
 from hip_assets.run_links import run_metadata
 from hipforge.agents.audit import AuditReport, audit_cases, run_audit
 from hipforge.agents.llm import make_judge
-from hipforge.bench.plots import markdown_image
+from hipforge.bench.plots import markdown_image, new_figure, to_png
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
 from hipforge.store import Warehouse
 from resources.executor import ExecutorResource
@@ -41,14 +40,9 @@ def store_report(warehouse: Warehouse, report: AuditReport, run_id: str, backend
 
 def rates_plot(report: AuditReport) -> bytes:
     """Grouped bars: each verifier's error rate per category (false negatives for correct cases)."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display on servers and CI
-    import matplotlib.pyplot as plt
-
     rates = report.rates()
     categories = list(dict.fromkeys(r.category for r in rates))
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = new_figure(7, 3.2)
     for offset, (verifier, color) in enumerate((("gate", "#264653"), ("judge", "#e9c46a"))):
         values = [next(r.rate for r in rates if r.verifier == verifier and r.category == c) for c in categories]
         ax.bar([i + 0.4 * offset for i in range(len(categories))], values, width=0.4, label=verifier, color=color)
@@ -58,11 +52,7 @@ def rates_plot(report: AuditReport) -> bytes:
     ax.set_ylabel("error rate")
     ax.set_title("verifier audit")
     ax.legend()
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
+    return to_png(fig)
 
 
 @dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu")

@@ -5,17 +5,33 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Sequence
+from typing import Any
+
+
+def new_figure(width: float, height: float) -> tuple[Any, Any]:
+    """A matplotlib (figure, axes) on the Agg backend: no display on servers and CI."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(width, height))
+
+
+def to_png(fig: Any) -> bytes:
+    """Lay the figure out, render it to PNG bytes and free it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return buffer.getvalue()
 
 
 def speedup_bars(labels: Sequence[str], speedups: Sequence[float], title: str) -> bytes:
     """Horizontal bars of speedup over eager per task, with the 1x line; log scale."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display on servers and CI
-    import matplotlib.pyplot as plt
-
-    height = max(2.5, 0.28 * len(labels) + 1.2)
-    fig, ax = plt.subplots(figsize=(8, height))
+    fig, ax = new_figure(8, max(2.5, 0.28 * len(labels) + 1.2))
     colors = ["#2a9d8f" if s >= 1 else "#e76f51" for s in speedups]
     ax.barh(list(labels), list(speedups), color=colors)
     ax.axvline(1.0, color="black", linewidth=0.8)
@@ -23,11 +39,7 @@ def speedup_bars(labels: Sequence[str], speedups: Sequence[float], title: str) -
     ax.set_xlabel("speedup over PyTorch eager (log scale)")
     ax.set_title(title)
     ax.invert_yaxis()
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
+    return to_png(fig)
 
 
 def markdown_image(png: bytes, alt: str) -> str:

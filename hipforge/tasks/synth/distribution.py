@@ -7,6 +7,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 
+from hipforge.bench.plots import new_figure, to_png
 from hipforge.tasks.reference_run import ReferenceRun
 from hipforge.tasks.synth.screen import Outcome
 
@@ -48,22 +49,11 @@ def cost_scatter(outcomes: Sequence[Outcome]) -> bytes | None:
               if run.bytes_moved]
     if not points:
         return None
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = new_figure(7, 4.5)
     for mode in sorted({m for m, _, _ in points}):
         xs, ys = zip(*[(b, f) for m, b, f in points if m == mode], strict=True)
         ax.scatter(xs, ys, label=mode, alpha=0.75)
     ax.set(xscale="log", yscale="log", xlabel="bytes moved at full size", ylabel="GEMM/conv FLOPs (1 = none)",
            title="synthetic tasks: cost at full size")
     ax.legend()
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
-    return buffer.getvalue()
+    return to_png(fig)

@@ -53,6 +53,7 @@ def test_record_writes_kernel_evaluation_and_lineage(archive, warehouse) -> None
     kid = kernel_id(child.source)
     assert edges(warehouse, eval_id) == {(kid, "evaluated_by")}
     assert edges(warehouse, kid) == {(kernel_id(parent), "evolved_from"), (kernel_id(seen), "inspired_by")}
+    assert edges(warehouse, kernel_id(parent)) == {(TASK, "translated_from")}  # a first kernel points at its task
     row = archive.history(TASK)[-1]
     assert (row["eval_id"], row["agent"], row["model"], row["generation"]) == (eval_id, "optimizer", "m", 1)
     assert row["parents"] == [kernel_id(parent)] and archive.history(TASK)[0]["parents"] == []

@@ -58,6 +58,8 @@ class KernelArchive:
         edges = [{"child_id": evaluation["eval_id"], "parent_id": kid, "relation": "evaluated_by"}]
         # Re-proposing a parent's exact source would be a self-loop: the content address is the same.
         edges += [{"child_id": kid, "parent_id": p, "relation": "evolved_from"} for p in candidate.parents if p != kid]
+        if not candidate.parents:  # a first kernel comes straight from its task: lineage reaches the task
+            edges.append({"child_id": kid, "parent_id": task_id, "relation": "translated_from"})
         edges += [{"child_id": kid, "parent_id": p, "relation": "inspired_by"}
                   for p in candidate.inspirations if p != kid]
         with self.warehouse.transaction() as con:

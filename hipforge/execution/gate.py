@@ -81,14 +81,15 @@ class CompileGate:
             "-D__AMDGCN_WAVEFRONT_SIZE=64",
             "-O3",
             "-fgpu-rdc",
+            "--offload-device-only",  # the gate judges device code; host code is the backend build's (3x faster)
             "-std=c++20",
             "-Wno-unused-command-line-argument",
             *includes,
             *self.extra,
             "-c",
             str(src),
-            "-o",
-            str(obj),
+            # one object per arch in device-only mode: clang names them itself (the cwd is a temp dir)
+            *(["-o", str(obj)] if len(self.arch) == 1 else []),
         ]
 
     def check(self, hip_source: str) -> GateResult:

@@ -26,6 +26,12 @@ CHOICES: dict[str, tuple[object, ...]] = {
     "fast_math": (False, True),
     "tile": (8, 16, 32),
 }
+# the choices that address a bottleneck (execution/profile/signals.py's labels), mutated more often under it
+FAVOURED: dict[str, tuple[str, ...]] = {
+    "memory-bound": ("vector_width", "elems_per_thread", "unroll"),
+    "compute-bound": ("fast_math", "tile", "unroll"),
+    "launch-bound": ("elems_per_thread", "block_size"),
+}
 
 
 @dataclass(frozen=True)
@@ -62,11 +68,14 @@ def offline_generate(task: AgentTask, params: GenParams) -> Candidate | Declined
     return OfflineTranslator(params=params).translate(task, [])
 
 
-def mutate(params: GenParams, rng: random.Random, fast_math: bool = True) -> GenParams:
-    """One or two fields changed to another allowed value."""
+def mutate(params: GenParams, rng: random.Random, fast_math: bool = True, favour: tuple[str, ...] = ()) -> GenParams:
+    """One or two fields changed to another allowed value; mostly ``favour``'s fields when given."""
     fields = [f for f in CHOICES if fast_math or f != "fast_math"]
+    preferred = [f for f in favour if f in fields]
+    if preferred and rng.random() < 0.75:  # sometimes any field: the label may be wrong (an estimate)
+        fields = preferred
     changes = {}
-    for name in rng.sample(fields, k=rng.choice((1, 2))):
+    for name in rng.sample(fields, k=min(len(fields), rng.choice((1, 2)))):
         options = [v for v in CHOICES[name] if v != getattr(params, name)]
         changes[name] = rng.choice(options)
     return params.with_changes(**changes)
@@ -83,8 +92,10 @@ def evolve(
     fast_math: bool = True,
     start: GenParams | None = None,
     on_trial: Callable[[Trial], None] | None = None,
+    diagnose: Callable[[Trial], str | None] | None = None,
 ) -> Evolution:
-    """Spend at most `budget` evaluations; the first is the unmutated starting point."""
+    """Spend at most `budget` evaluations; the first is the unmutated starting point. ``diagnose`` names the
+    parent's bottleneck (profile/diagnose.py), which steers the mutations."""
     rng, run = random.Random(seed), Evolution()
     seen: set[str] = set()
 
@@ -108,12 +119,13 @@ def evolve(
     while len(run.trials) < budget and run.best is not None and stale < 3:
         generation += 1
         parent = run.best
+        favour = FAVOURED.get(diagnose(parent) or "", ()) if diagnose else ()
         before = len(run.trials)
         for _ in range(children):
             if len(run.trials) >= budget:
                 break
             try:
-                params = mutate(parent.params, rng, fast_math)
+                params = mutate(parent.params, rng, fast_math, favour)
             except ValueError:  # a combination the generator rejects
                 continue
             attempt(params, parent, generation)

@@ -6,7 +6,8 @@ import dagster as dg
 from pydantic import Field
 
 from hipforge.execution.config import DEFAULT_TOLERANCES, EvalConfig
-from hipforge.execution.evaluate import evaluate, evaluate_many
+from hipforge.execution.evaluate import evaluate
+from hipforge.execution.pool import POOLS, shared_pool
 from hipforge.execution.verdict import EvalResult
 
 
@@ -26,7 +27,14 @@ class ExecutorResource(dg.ConfigurableResource):
     compile_timeout_s: float = Field(default=600.0)
     run_timeout_s: float = Field(default=120.0)
     memory_limit_mb: int = Field(default=8192)
-    workers: int = Field(default=2, description="evaluations in flight (builds overlap, timing is serialized)")
+    workers: int = Field(default=0, description="evaluations in flight per device (builds overlap, timing is "
+                                                "serialized per device); 0: local: the cores split over the "
+                                                "devices, ray: 4")
+    pool: str = Field(default="local", description="local: one warm worker per visible GPU on this machine; "
+                                                   "ray: Ray tasks on the cluster at ray_address")
+    ray_address: str = Field(default="", description="pool=ray: a Ray cluster (ray://head:10001, auto); "
+                                                     "empty starts a local Ray")
+    gate: bool = Field(default=True, description="also compile each candidate's device code for gfx950 (clang-22)")
 
     def eval_config(self) -> EvalConfig:
         tolerances = dict(DEFAULT_TOLERANCES)
@@ -35,11 +43,14 @@ class ExecutorResource(dg.ConfigurableResource):
         return EvalConfig(
             backend=self.backend, arch=self.arch, wavefront=self.wavefront, seeds=tuple(range(self.seeds)),
             tolerances=tolerances, timed_trials=self.timed_trials, compile_timeout_s=self.compile_timeout_s,
-            run_timeout_s=self.run_timeout_s, memory_limit_mb=self.memory_limit_mb,
+            run_timeout_s=self.run_timeout_s, memory_limit_mb=self.memory_limit_mb, gate=self.gate,
         )
 
     def evaluate(self, candidate_source: str, task_source: str) -> EvalResult:
         return evaluate(candidate_source, task_source, self.eval_config())
 
     def evaluate_many(self, items: Iterable[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]:
-        return evaluate_many(items, self.eval_config(), parallel=self.workers)
+        if self.pool not in POOLS:
+            raise ValueError(f"executor pool must be one of {', '.join(POOLS)}, not {self.pool!r}")
+        pool = shared_pool(self.pool, self.eval_config(), slots=self.workers or None, ray_address=self.ray_address)
+        return pool.evaluate_many(items)

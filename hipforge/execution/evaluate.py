@@ -26,10 +26,13 @@ from hipforge.execution.verdict import EvalResult, Verdict
 GPU_BACKENDS = ("cuda", "rocm")
 
 
-def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None = None) -> EvalResult:
+def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None = None,
+             run_lock: threading.Lock | None = None) -> EvalResult:
+    """``run_lock`` (anything with acquire/release) replaces this process's own lock around the timed
+    part: pool workers pass one lock per device, shared by every process that uses that device."""
     cfg = config or EvalConfig()
     started = time.monotonic()
-    result = _evaluate(candidate_source, task_source, cfg)
+    result = _evaluate(candidate_source, task_source, cfg, run_lock)
     result.backend, result.arch = cfg.backend, cfg.arch
     result.seconds = round(time.monotonic() - started, 3)
     return result
@@ -44,7 +47,8 @@ def evaluate_many(items: Iterable[tuple[str, str]], config: EvalConfig | None = 
             yield futures[future], future.result()
 
 
-def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig) -> EvalResult:
+def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig,
+              run_lock: threading.Lock | None) -> EvalResult:
     findings = scan(candidate_source) if cfg.static_checks else []
     if hit := blocking(findings, fp32_task=False):
         return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static",
@@ -55,7 +59,7 @@ def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig) -> EvalR
     key = baselines.key(task_source, cfg)
     job = {**_job(candidate_source, task_source, cfg, mode), "baseline": baselines.get(key)}
     with pool.server() as server:
-        outcome = server.run(job, pool.run_lock)
+        outcome = server.run(job, run_lock or pool.run_lock)
     result = _classify(outcome, cfg, findings, mode)
     if result.verdict == Verdict.CORRECT and job["baseline"] is None:
         baselines.put(key, result.to_dict())

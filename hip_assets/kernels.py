@@ -1,21 +1,19 @@
-"""Kernel assets: offline translation of every task, evolution of the correct ones, the verified archive."""
+"""Kernel assets: translation of every task, evolution of the correct ones, the verified archive. The agents
+are the `llm` resource's choice (offline by default, Gemini per agent)."""
 
 import dagster as dg
 from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.evolve import offline_generate
-from hipforge.agents.pipeline import (
-    StageSummary,
-    accepted_tasks,
-    evolve_tasks,
-    task_names,
-    translate_tasks,
-)
-from hipforge.agents.translate.translator import OfflineTranslator
+from hipforge.agents.lessons import latest_lessons
+from hipforge.agents.pipeline import StageSummary, accepted_tasks, evaluator, task_names
+from hipforge.agents.stages import run_evolution, run_translation
 from hipforge.bench.plots import markdown_image, speedup_bars
+from hipforge.llm import call_summary
+from hipforge.store import Warehouse
 from resources.executor import ExecutorResource
+from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource
 
 GROUP = "kernels"
@@ -29,14 +27,34 @@ def _progress(context: dg.AssetExecutionContext, verb: str):
     return report
 
 
+def _table(rows: list[tuple[str, str]]) -> dg.MetadataValue:
+    body = "\n".join(f"| {task} | {reason[:150]} |" for task, reason in rows)
+    return dg.MetadataValue.md("| task | reason |\n|---|---|\n" + body if body else "none")
+
+
+def llm_metadata(llm: LLMResource, store: Warehouse, run_id: str) -> dict[str, dg.MetadataValue]:
+    """Which agent ran on what, and this run's LLM calls per agent: retries, cache hits, tokens, cost."""
+    calls = call_summary(store, run_id)
+    rows = "\n".join(f"| {c['agent']} | {c['model']} | {c['calls']} | {c['cached']} | {c['failed']} | {c['retries']} | "
+                     f"{c['input_tokens']} | {c['output_tokens']} | {c['cost_usd']:.4f} |" for c in calls)
+    head = "| agent | model | calls | cached | failed | retries | input tokens | output tokens | USD |\n" + "|---" * 9
+    return {
+        "agents": dg.MetadataValue.json(llm.choices()),
+        "llm_cache": dg.MetadataValue.text(llm.cache),
+        "llm_calls": dg.MetadataValue.md(f"{head}|\n{rows}" if rows else "none"),
+        "llm_cost_usd": dg.MetadataValue.float(round(sum((c["cost_usd"] for c in calls), 0.0), 6)),
+    }
+
+
 def _stage_metadata(summary: StageSummary, title: str) -> dict[str, dg.MetadataValue]:
-    declined = "\n".join(f"| {task} | {reason[:150]} |" for task, reason in summary.declined)
     metadata = {
         "evaluations": dg.MetadataValue.int(summary.evaluations),
         "verdicts": dg.MetadataValue.json(dict(summary.verdicts)),
         "correct": dg.MetadataValue.int(summary.verdicts.get("correct", 0)),
         "declined": dg.MetadataValue.int(len(summary.declined)),
-        "declined_reasons": dg.MetadataValue.md("| task | reason |\n|---|---|\n" + declined if declined else "none"),
+        "declined_reasons": _table(summary.declined),
+        "not_evaluated": dg.MetadataValue.int(len(summary.rejected)),
+        "not_evaluated_reasons": _table(summary.rejected),
         "seconds": dg.MetadataValue.float(round(summary.seconds, 1)),
     }
     if summary.speedups:
@@ -53,16 +71,20 @@ class TranslateConfig(dg.Config):
 
 @dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", deps=TASK_ASSETS)
 def translated_kernels(context: dg.AssetExecutionContext, config: TranslateConfig, warehouse: WarehouseResource,
-                       executor: ExecutorResource) -> dg.MaterializeResult:
-    """A first HIP kernel for every accepted task from the offline translator, verified by the executor."""
-    store = warehouse.get()
+                       executor: ExecutorResource, llm: LLMResource) -> dg.MaterializeResult:
+    """A first HIP kernel for every accepted task, verified by the executor: the offline translator, or an LLM
+    re-prompted with the verifier's errors and the latest lessons (up to 5 attempts, the judge screening each)."""
+    store, run_id = warehouse.get(), context.run.run_id
     tasks = accepted_tasks(store, config.origins, config.limit)
-    context.log.info(f"translating {len(tasks)} tasks; evaluating on the {executor.backend} backend")
-    summary = translate_tasks(tasks, OfflineTranslator(), executor, KernelArchive(store), context.run.run_id,
-                              _progress(context, "evaluated"))
+    log = llm.call_log(store, run_id)
+    agents = llm.agents(log, evaluator(tasks, executor), lessons=latest_lessons(store))
+    context.log.info(f"translating {len(tasks)} tasks with {agents.translator.name}; "
+                     f"evaluating on the {executor.backend} backend")
+    with log.batch():  # LLM calls land in llm_calls in batches, and whatever happened lands even on failure
+        summary = run_translation(agents, tasks, executor, KernelArchive(store), run_id, _progress(context, "done"))
     rates = dg.MetadataValue.md(summary.rates_table())
     metadata = {**_stage_metadata(summary, "translated kernels"), "correct_rates": rates}
-    return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
+    return dg.MaterializeResult(metadata={**metadata, **llm_metadata(llm, store, run_id), **run_metadata(context)})
 
 
 class EvolveConfig(dg.Config):
@@ -75,17 +97,22 @@ class EvolveConfig(dg.Config):
 
 @dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", deps=[translated_kernels])
 def evolved_kernels(context: dg.AssetExecutionContext, config: EvolveConfig, warehouse: WarehouseResource,
-                    executor: ExecutorResource) -> dg.MaterializeResult:
-    """Parametric evolution (block size, vector width, unroll, fast-math, tiles): the fastest correct kernel wins."""
-    store = warehouse.get()
+                    executor: ExecutorResource, llm: LLMResource) -> dg.MaterializeResult:
+    """Offline: parametric evolution (block size, vector width, unroll, fast-math, tiles). LLM: ShinkaEvolve-style
+    (parents by score and novelty, similar verified kernels, the best and recent failures shown, near-duplicates
+    and implausible children rejected before the GPU). The fastest correct kernel wins."""
+    store, run_id = warehouse.get(), context.run.run_id
     archive = KernelArchive(store)
     tasks = [t for t in accepted_tasks(store, config.origins) if archive.best(t.task_id, executor.backend)]
     tasks = tasks[: config.limit] if config.limit > 0 else tasks
-    context.log.info(f"evolving {len(tasks)} tasks, {config.budget} evaluations each")
-    summary = evolve_tasks(tasks, offline_generate, executor, archive, context.run.run_id, budget=config.budget,
-                           children=config.children, seed=config.seed, workers=executor.workers,
-                           on_progress=_progress(context, "evolved"))
-    return dg.MaterializeResult(metadata={**_stage_metadata(summary, "evolved kernels"), **run_metadata(context)})
+    log = llm.call_log(store, run_id)
+    agents = llm.agents(log, evaluator(tasks, executor), archive=archive, budget=config.budget)
+    context.log.info(f"evolving {len(tasks)} tasks with {agents.evolver.name}, {config.budget} evaluations each")
+    with log.batch():
+        summary = run_evolution(agents, tasks, executor, archive, run_id, budget=config.budget,
+                                children=config.children, seed=config.seed, on_progress=_progress(context, "evolved"))
+    metadata = {**_stage_metadata(summary, "evolved kernels"), **llm_metadata(llm, store, run_id)}
+    return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
 
 
 @dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=[translated_kernels, evolved_kernels])

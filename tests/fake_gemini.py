@@ -3,8 +3,9 @@
 It speaks the two REST shapes the providers send:
   POST /{v1|v1beta}/models/{model}:generateContent   (google-genai; key in the x-goog-api-key header)
   POST /v1/chat/completions                           (vLLM and friends)
-and answers "echo: <last user text>". Tests script failures with `fail_next`, slow it down with
-`delay_s`, and read back what it saw: `requests`, `max_in_flight`.
+and answers "echo: <last user text>", or what `respond(body)` returns for a generateContent body (recorded
+answers). Tests script failures with `fail_next` (an HTTP error, a hang, or a raw malformed body), slow it
+down with `delay_s`, and read back what it saw: `requests`, `max_in_flight`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,6 +30,7 @@ class Failure:
     retry_after: str | None = None
     hang_s: float = 0.0  # sleep before answering: longer than the client's timeout makes a timeout
     details: list[dict[str, Any]] | None = None  # google.rpc details, e.g. RetryInfo on a 429
+    body: str | None = None  # sent as is with `status` instead of an error object (e.g. 200 with broken JSON)
 
 
 @dataclass
@@ -42,6 +45,7 @@ class FakeLLMServer:
         self.requests: list[Seen] = []
         self.failures: deque[Failure] = deque()
         self.delay_s = 0.0
+        self.respond: Callable[[dict[str, Any]], str] | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -68,11 +72,13 @@ class FakeLLMServer:
                 pass
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
-                data = json.dumps(payload).encode()
+                self._send_raw(status, json.dumps(payload).encode(), headers)
+
+            def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
-                for name, value in headers.items():
+                for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
@@ -100,6 +106,9 @@ class FakeLLMServer:
                 if not gemini and self.path != "/v1/chat/completions":
                     self._send(404, {"error": {"code": 404, "message": f"no route {self.path}"}}, {})
                     return
+                if failure is not None and failure.body is not None:
+                    self._send_raw(failure.status, failure.body.encode())
+                    return
                 if failure is not None:
                     headers = {"Retry-After": failure.retry_after} if failure.retry_after else {}
                     error = {"code": failure.status, "message": failure.message, "status": "SCRIPTED"}
@@ -107,7 +116,9 @@ class FakeLLMServer:
                         error["details"] = failure.details
                     self._send(failure.status, {"error": error}, headers)
                     return
-                if gemini:
+                if gemini and fake.respond is not None:
+                    self._send(200, _gemini_reply(body, gemini["model"], [fake.respond(body)]), {})
+                elif gemini:
                     self._send(200, _gemini_answer(body, gemini["model"]), {})
                 else:
                     self._send(200, _openai_answer(body), {})
@@ -122,7 +133,11 @@ def _words(text: str) -> int:
 def _gemini_answer(body: dict[str, Any], model: str) -> dict[str, Any]:
     last = body["contents"][-1]["parts"][0]["text"]
     n = body.get("generationConfig", {}).get("candidateCount", 1)
-    texts = [f"echo: {last}" + (f" #{i}" if i else "") for i in range(n)]
+    return _gemini_reply(body, model, [f"echo: {last}" + (f" #{i}" if i else "") for i in range(n)])
+
+
+def _gemini_reply(body: dict[str, Any], model: str, texts: list[str]) -> dict[str, Any]:
+    """A generateContent answer with these candidate texts; tokens counted as words."""
     turns = [*body["contents"], *([body["systemInstruction"]] if "systemInstruction" in body else [])]
     prompt = sum(_words(p["text"]) for c in turns for p in c["parts"])
     return {

@@ -13,6 +13,7 @@ from typing import Protocol
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate, Declined, Translator
 from hipforge.agents.evolve import Evolution, Trial, evolve
+from hipforge.agents.llm.translator import EvaluateFn
 from hipforge.agents.translate.params import GenParams
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
@@ -49,6 +50,7 @@ class StageSummary:
     declined: list[tuple[str, str]] = field(default_factory=list)  # (task, reason)
     speedups: dict[str, float] = field(default_factory=dict)  # task -> best speedup over eager
     groups: dict[str, Counter[str]] = field(default_factory=dict)  # group -> tasks, correct, declined
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (task, why): written but never evaluated
 
     def rates_table(self) -> str:
         """Markdown: per group, how many tasks got a correct kernel."""
@@ -67,6 +69,16 @@ def accepted_tasks(warehouse: Warehouse, origins: list[str], limit: int = 0) -> 
             "AND list_contains(?, origin) ORDER BY origin, name", [origins]).fetchall()
     tasks = [StoredTask(*row) for row in rows]
     return tasks[:limit] if limit > 0 else tasks
+
+
+def evaluator(tasks: list[StoredTask], executor: Executor) -> EvaluateFn:
+    """What LLM agents call to verify a candidate: the executor on the task variant its backend runs."""
+    by_id = {t.task_id: t for t in tasks}
+
+    def evaluate_fn(source: str, task: AgentTask) -> EvalResult:
+        return executor.evaluate(source, by_id[task.task_id].eval_source(executor.backend))
+
+    return evaluate_fn
 
 
 def task_names(warehouse: Warehouse) -> dict[str, str]:
@@ -91,7 +103,7 @@ def translate_tasks(tasks: list[StoredTask], translator: Translator, executor: E
     for done, (index, result) in enumerate(executor.evaluate_many(items), 1):
         task, candidate = made[index]
         archive.record(task.task_id, candidate, result, run_id, generation=0)
-        _count(summary, task.name, result)
+        count_result(summary, task.name, result)
         summary.groups[task.group]["correct"] += result.verdict.value == "correct"
         if on_progress:
             on_progress(done, len(made), task.name)
@@ -120,7 +132,7 @@ def evolve_tasks(tasks: list[StoredTask], generate: Callable[[AgentTask, GenPara
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for done, (task, run) in enumerate(zip(tasks, pool.map(one, tasks), strict=True), 1):
             for trial in run.trials:
-                _count(summary, task.name, trial.result)
+                count_result(summary, task.name, trial.result)
             summary.declined += [(task.name, reason) for reason in run.declined[:1]]
             if on_progress:
                 on_progress(done, len(tasks), task.name)
@@ -128,7 +140,7 @@ def evolve_tasks(tasks: list[StoredTask], generate: Callable[[AgentTask, GenPara
     return summary
 
 
-def _count(summary: StageSummary, task: str, result: EvalResult) -> None:
+def count_result(summary: StageSummary, task: str, result: EvalResult) -> None:
     summary.verdicts[result.verdict.value] += 1
     summary.evaluations += 1
     if result.speedup_eager is not None:

@@ -56,7 +56,7 @@ class CacheMiss(LLMError):
     def __init__(self, agent: str, key: str, provider: str, model: str) -> None:
         super().__init__(
             f"replay mode: no cached answer for agent {agent!r} (cache key {key}, {provider}/{model}); "
-            "run once with cache mode 'read_write' to record it"
+            "run once with cache mode 'read_write' (the llm resource's 'record') to record it"
         )
         self.agent = agent
         self.key = key

@@ -19,9 +19,11 @@ def make_provider(
     max_attempts: int = 5,
     timeout_s: float = 600.0,
     api_key_env: str | None = None,
+    retry: RetryPolicy | None = None,
 ) -> LLMProvider:
-    """The offline provider is not built here: it wraps a Python function, not a configuration."""
-    retry = RetryPolicy(max_attempts=max_attempts)
+    """The offline provider is not built here: it wraps a Python function, not a configuration.
+    A full `retry` policy overrides max_attempts."""
+    retry = retry or RetryPolicy(max_attempts=max_attempts)
     if kind == "gemini":
         from hipforge.llm.gemini import GeminiProvider
 

@@ -3,6 +3,7 @@ handed to the SDK client only: it is never an attribute of ours, logged, cached 
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any
@@ -119,10 +120,11 @@ class GeminiProvider(RemoteProvider):
             for t in request.turns()
             if t.role != "system"
         ]
+        config = self._config(request)
         try:
-            result = await client.aio.models.generate_content(
-                model=self.model, contents=contents, config=self._config(request)
-            )
+            result = await client.aio.models.generate_content(model=self.model, contents=contents, config=config)
+        except json.JSONDecodeError as err:  # a truncated or garbled body: proxies and overloaded fronts send them
+            raise TransientLLMError(f"{self.name} model {self.model!r}: malformed response body: {err}") from None
         except errors.APIError as err:
             raise http_error(
                 self.name,

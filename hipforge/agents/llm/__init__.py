@@ -2,7 +2,14 @@
 provider in tests), and the factory that picks offline or LLM agents per agent from configuration."""
 
 from hipforge.agents.llm.evolver import LLMEvolution, LLMEvolver, Node
-from hipforge.agents.llm.factory import AgentChoice, Agents, OfflineEvolver, build_agents, make_judge
+from hipforge.agents.llm.factory import (
+    AgentChoice,
+    Agents,
+    Endpoint,
+    OfflineEvolver,
+    build_agents,
+    make_judge,
+)
 from hipforge.agents.llm.judge import LLMPlausibilityJudge, parse_verdict
 from hipforge.agents.llm.selection import near_duplicate, pick_parent, selection_weights
 from hipforge.agents.llm.summarizer import LLMSummarizer, OfflineSummarizer
@@ -11,6 +18,7 @@ from hipforge.agents.llm.translator import EvaluateFn, LLMTranslator, Translatio
 __all__ = [
     "AgentChoice",
     "Agents",
+    "Endpoint",
     "EvaluateFn",
     "LLMEvolution",
     "LLMEvolver",

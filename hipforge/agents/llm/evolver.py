@@ -11,10 +11,11 @@ from typing import Any
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate
-from hipforge.agents.llm.prompts import RULES, feedback_from, tail
+from hipforge.agents.llm.prompts import RULES, bottleneck_hint, feedback_from, tail
 from hipforge.agents.llm.selection import DEDUP_THRESHOLD, near_duplicate, pick_parent
 from hipforge.agents.llm.translator import EvaluateFn
-from hipforge.agents.plausibility import PlausibilityJudge
+from hipforge.agents.plausibility import PlausibilityJudge, PlausibilityReport
+from hipforge.execution.profile.signals import Profile
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.llm import LLMClient, LLMRequest, extract_code
@@ -65,11 +66,14 @@ class LLMEvolver:
     def __init__(self, client: LLMClient, evaluate_fn: EvaluateFn, archive: KernelArchive | None = None,
                  judge: PlausibilityJudge | None = None, *, budget: int = 8, lam: float = 10.0,
                  dedup_threshold: float = DEDUP_THRESHOLD, inspirations: int = 2, failures: int = 3, seed: int = 0,
-                 temperature: float = 0.8, on_node: Callable[[Node], None] | None = None) -> None:
+                 temperature: float = 0.8, on_node: Callable[[Node], None] | None = None,
+                 on_reject: Callable[[Candidate, PlausibilityReport], None] | None = None,
+                 diagnose: Callable[[Node], Profile | None] | None = None) -> None:
         self.client, self.evaluate_fn, self.archive, self.judge = client, evaluate_fn, archive, judge
         self.budget, self.lam, self.dedup_threshold = budget, lam, dedup_threshold
         self.inspirations, self.failures, self.seed, self.temperature = inspirations, failures, seed, temperature
-        self.on_node = on_node
+        self.on_node, self.on_reject = on_node, on_reject  # each evaluated child; each child the judge turned down
+        self.diagnose = diagnose  # the parent's profile (execution/profile/diagnose.py), shown in the prompt
         self.name = f"llm-evolver:{client.model}"
 
     def evolve(self, task: AgentTask, start: list[tuple[Candidate, EvalResult]]) -> LLMEvolution:
@@ -101,6 +105,8 @@ class LLMEvolver:
                 if not report.passed:
                     why = f"plausibility {report.score}: {'; '.join(report.reasons)}"
                     run.rejected.append((kernel_id(source), why))
+                    if self.on_reject:
+                        self.on_reject(Candidate(source, self.name, (parent.kernel_id,)), report)
                     continue
             inspired = tuple(dict.fromkeys([*(r["kernel_id"] for r in similar), *([best.kernel_id] if best else [])]))
             candidate = Candidate(source, self.name, (parent.kernel_id,),
@@ -124,6 +130,8 @@ class LLMEvolver:
                 run: LLMEvolution) -> str:
         parts = [f"Reference:\n{task.source.rstrip()}", f"Parent kernel (correct, speedup {parent.score:.3f}x "
                  f"over eager):\n{parent.candidate.source.rstrip()}"]
+        if self.diagnose is not None and (found := self.diagnose(parent)) is not None:
+            parts.append(bottleneck_hint(found))
         if best is not None and best.kernel_id != parent.kernel_id:
             parts.append(f"Current best (speedup {best.score:.3f}x):\n{best.candidate.source.rstrip()}")
         for row in similar:

@@ -15,10 +15,20 @@ from hipforge.agents.llm.translator import EvaluateFn, LLMTranslator
 from hipforge.agents.plausibility import OfflinePlausibilityFilter, PlausibilityJudge
 from hipforge.agents.translate import GenParams, OfflineTranslator
 from hipforge.execution.verdict import EvalResult
-from hipforge.llm import CallLog, LLMClient, LLMConfigError, ResponseCache, make_provider
+from hipforge.llm import CallLog, LLMClient, LLMConfigError, ResponseCache, RetryPolicy, make_provider
 
 AGENTS = ("translator", "evolver", "judge", "summarizer")
 DEFAULT_MODEL = "gemini-2.5-flash"  # what the seed used for every agent
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How Gemini agents reach the API: another base URL (a proxy, a local stand-in), timeouts, retries, rate."""
+
+    base_url: str | None = None
+    timeout_s: float = 600.0
+    retry: RetryPolicy = RetryPolicy()
+    rpm: float | None = None
 
 
 @dataclass(frozen=True)
@@ -62,10 +72,11 @@ class Agents:
 
 
 def build_agents(config: Mapping[str, str], evaluate_fn: EvaluateFn, *, archive: KernelArchive | None = None,
-                 cache: ResponseCache | None = None, log: CallLog | None = None, base_url: str | None = None,
-                 lessons: str = "", budget: int = 8, threshold: float = 0.5) -> Agents:
+                 cache: ResponseCache | None = None, log: CallLog | None = None, base_url: str | Endpoint | None = None,
+                 lessons: str = "", budget: int = 8, threshold: float = 0.5, attempts: int = 5) -> Agents:
     """Agents named in `config` (missing ones are offline). Gemini agents share the cache; each one's
-    calls are logged under its own name."""
+    calls are logged under its own name. The judge screens what the LLM translator and evolver write
+    before it is evaluated (the offline translator's output is compiled from templates, so it is not screened)."""
     unknown = set(config) - set(AGENTS)
     if unknown:
         raise LLMConfigError(f"unknown agents {sorted(unknown)}: configure {', '.join(AGENTS)}")
@@ -77,8 +88,8 @@ def build_agents(config: Mapping[str, str], evaluate_fn: EvaluateFn, *, archive:
     gemini = {name for name in AGENTS if choice[name].kind == "gemini"}
     judge = make_judge(config.get("judge", "offline"), threshold, cache, log, base_url)
     return Agents(
-        translator=(LLMTranslator(client("translator"), evaluate_fn, lessons=lessons) if "translator" in gemini
-                    else OfflineTranslator()),
+        translator=(LLMTranslator(client("translator"), evaluate_fn, attempts, lessons, judge=judge)
+                    if "translator" in gemini else OfflineTranslator()),
         evolver=(LLMEvolver(client("evolver"), evaluate_fn, archive, judge, budget=budget) if "evolver" in gemini
                  else OfflineEvolver(evaluate_fn, budget=budget)),
         judge=judge,
@@ -87,13 +98,16 @@ def build_agents(config: Mapping[str, str], evaluate_fn: EvaluateFn, *, archive:
 
 
 def gemini_client(choice: AgentChoice, agent: str, cache: ResponseCache | None, log: CallLog | None,
-                  base_url: str | None) -> LLMClient:
-    provider = make_provider("gemini", choice.model or DEFAULT_MODEL, base_url=base_url)
+                  base_url: str | Endpoint | None) -> LLMClient:
+    """`base_url` is an Endpoint, or a bare URL with default timeouts and retries."""
+    end = base_url if isinstance(base_url, Endpoint) else Endpoint(base_url)
+    provider = make_provider("gemini", choice.model or DEFAULT_MODEL, base_url=end.base_url, rpm=end.rpm,
+                             timeout_s=end.timeout_s, retry=end.retry)
     return LLMClient(provider, cache, log.for_agent(agent) if log else None)
 
 
 def make_judge(choice: str, threshold: float = 0.5, cache: ResponseCache | None = None, log: CallLog | None = None,
-               base_url: str | None = None, agent: str = "judge") -> PlausibilityJudge:
+               base_url: str | Endpoint | None = None, agent: str = "judge") -> PlausibilityJudge:
     """The plausibility judge alone (the auditor needs only this one)."""
     parsed = AgentChoice.parse(choice)
     if parsed.kind == "offline":

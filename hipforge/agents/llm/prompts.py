@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hipforge.agents.base import Feedback
 from hipforge.agents.summarizer import Failure, key_line
+from hipforge.execution.profile.signals import Profile
 from hipforge.execution.verdict import EvalResult
 
 # The exact shape our backends accept (tests/corpus/honest/relu.py): load_inline over a HIP source that
@@ -111,7 +112,7 @@ def tail(text: str, max_chars: int) -> str:
 
 def feedback_from(source: str, result: EvalResult, log_chars: int = 1500) -> Feedback:
     """Verdict, message and the tail of the compiler log or traceback, as an agent is re-prompted with."""
-    log = result.compile_log or result.traceback or ""
+    log = result.compile_log or result.gate_log or result.traceback or ""  # the gate's log names a device-code error
     check = f"caught by the {result.hack_check} check: " if result.hack_check else ""
     message = check + result.message
     if log.strip():
@@ -120,6 +121,23 @@ def feedback_from(source: str, result: EvalResult, log_chars: int = 1500) -> Fee
         first = key_line(Failure(result.verdict.value, "", log))
         message += (f"\nfirst error: {first}" if first not in end else "") + f"\nlog tail:\n{end}"
     return Feedback(source, result.verdict.value, message)
+
+
+BOTTLENECK_ADVICE = {  # what to try first under each of signals.bottleneck's labels
+    "memory-bound": "It is memory-bound: move fewer bytes. Vectorized (float4) loads and stores, more elements "
+                    "per thread, one pass over global memory, intermediates kept in registers or shared memory.",
+    "compute-bound": "It is compute-bound: execute fewer instructions. Larger shared-memory tiles with register "
+                     "blocking, unrolled inner loops, fast-math intrinsics only where the tolerance allows.",
+    "launch-bound": "It is launch-bound: its kernels are too short to reach either roof. Fewer launches: fuse "
+                    "kernels into one and give each thread more work.",
+    "low-coverage": "Most of its time is spent in PyTorch's own (ATen/library) kernels, not in yours: move "
+                    "more of the computation into your kernels.",
+}
+
+
+def bottleneck_hint(profile: Profile) -> str:
+    """The parent's profile in one line and the advice for its bottleneck, for the evolver's prompt."""
+    return f"Profile of the parent kernel: {profile.line()}.\n{BOTTLENECK_ADVICE.get(profile.bottleneck, '')}".strip()
 
 
 def feedback_prompt(feedback: Feedback) -> str:

@@ -1,0 +1,63 @@
+"""The summarizer as an asset: the warehouse's failure logs (failed evaluations' compile logs and verdict
+messages, plausibility rejections) -> lessons in DuckDB and as markdown. The LLM translator and the RL
+prompts read the newest through hipforge.agents.lessons.latest_lessons."""
+
+from collections import Counter
+
+import dagster as dg
+from pydantic import Field
+
+from hip_assets.kernels import evolved_kernels, llm_metadata, translated_kernels
+from hip_assets.run_links import run_metadata
+from hipforge.agents.lessons import pipeline_failures, store_lessons
+from hipforge.agents.summarizer import Lesson, summarize
+from hipforge.bench.plots import markdown_image, new_figure, to_png
+from resources.llm import LLMResource
+from resources.warehouse import WarehouseResource
+
+
+class LessonsConfig(dg.Config):
+    max_failures: int = Field(default=2000, description="summarize the newest this many failed evaluations "
+                                                        "(and as many plausibility rejections)")
+    max_chars: int = Field(default=2000, description="the longest lessons text handed to prompts")
+
+
+def clusters_plot(clusters: list[Lesson]) -> bytes:
+    """How many failures each lesson explains, most frequent on top."""
+    shown = clusters[:15]
+    fig, ax = new_figure(8, max(2.5, 0.3 * len(shown) + 1.2))
+    ax.barh([f"{c.title[:60]} ({c.verdict})" for c in shown], [c.count for c in shown], color="#e76f51")
+    ax.set_xlabel("failures")
+    ax.set_title("failure clusters behind the lessons")
+    ax.invert_yaxis()
+    return to_png(fig)
+
+
+@dg.asset(group_name="lessons", kinds={"python", "duckdb"}, pool="duckdb", deps=[translated_kernels, evolved_kernels])
+def lessons(context: dg.AssetExecutionContext, config: LessonsConfig, warehouse: WarehouseResource,
+            llm: LLMResource) -> dg.MaterializeResult:
+    """Lessons from the pipeline's failures (the offline clustering summarizer, or an LLM rewriting its clusters
+    into advice), stored as the newest row of the lessons table that prompts read."""
+    store, run_id = warehouse.get(), context.run.run_id
+    failures = pipeline_failures(store, config.max_failures)
+    clusters = summarize(failures)
+    log = llm.call_log(store, run_id)
+    summarizer = llm.make_summarizer(log, config.max_chars)
+    context.log.info(f"summarizing {len(failures)} failures in {len(clusters)} clusters with {summarizer.name}")
+    with log.batch():
+        text = summarizer.lessons(failures)
+    store_lessons(store, text, summarizer.name, len(failures), clusters, run_id)
+    rows = "\n".join(f"| {c.count} | {c.verdict} | {c.title} |" for c in clusters)
+    table = "| failures | verdict | lesson |\n|---|---|---|\n" + rows if rows else "none"
+    metadata = {
+        "lessons": dg.MetadataValue.md(text or "no failures to learn from"),
+        "failures": dg.MetadataValue.int(len(failures)),
+        "failures_by_verdict": dg.MetadataValue.json(dict(Counter(f.verdict for f in failures))),
+        "clusters": dg.MetadataValue.md(table),
+        "summarizer": dg.MetadataValue.text(summarizer.name),
+        **llm_metadata(llm, store, run_id),
+        **run_metadata(context),
+    }
+    if clusters:
+        metadata["clusters_plot"] = dg.MetadataValue.md(markdown_image(clusters_plot(clusters), "failure clusters"))
+    return dg.MaterializeResult(metadata=metadata)

@@ -1,0 +1,45 @@
+"""Checkpoints under warehouse/checkpoints/ (git-ignored): weights and tokenizer, metadata.json (base model,
+data snapshot, hyperparameters, metrics) and the loss and reward curves as plots."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hipforge.bench.plots import new_figure, to_png
+from hipforge.paths import REPO_ROOT
+
+CHECKPOINTS_DIR = REPO_ROOT / "warehouse" / "checkpoints"
+
+
+def checkpoint_id(stage: str, base_model: str, snapshot: str, hyperparameters: dict[str, Any], run_id: str) -> str:
+    text = json.dumps([stage, base_model, snapshot, hyperparameters, run_id], sort_keys=True)
+    return f"{stage}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def checkpoint_dir(root: Path | None, name: str) -> Path:
+    return (root or CHECKPOINTS_DIR) / name
+
+
+def write_metadata(path: Path, row: dict[str, Any]) -> Path:
+    """metadata.json beside the weights: enough to reproduce or compare the run without the warehouse."""
+    out = path / "metadata.json"
+    out.write_text(json.dumps(row, indent=2, default=str), encoding="utf-8")
+    return out
+
+
+def curve_plot(curves: dict[str, Sequence[tuple[int, float]]], title: str) -> bytes | None:
+    """One line per named curve over training steps; None when there is nothing to draw."""
+    drawn = {name: points for name, points in curves.items() if points}
+    if not drawn:
+        return None
+    fig, axes = new_figure(6, 3)
+    for name, points in drawn.items():
+        axes.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3, label=name)
+    axes.set_xlabel("step")
+    axes.set_title(title)
+    axes.legend()
+    return to_png(fig)

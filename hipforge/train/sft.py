@@ -1,0 +1,43 @@
+"""SFT with TRL's SFTTrainer on prompt/completion chat records: the loss covers the completion (the
+verified kernel) only; LoRA optional."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from hipforge.train import base_model, hf
+from hipforge.train.config import SFTHyper
+from hipforge.train.records import Record
+
+
+def train_sft(model_path: str, records: Sequence[Record], out_dir: Path, hyper: SFTHyper,
+              on_log: hf.LogFn | None = None) -> dict[str, Any]:
+    """Fine-tune, save model and tokenizer to out_dir; returns the metrics (loss curve, steps, seconds)."""
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    if not records or any(r.kind != "sft" for r in records):
+        raise ValueError("SFT needs at least one record, all of kind 'sft'")
+    hf.set_threads(hyper.cpu_threads)
+    model, tokenizer = base_model.load(model_path, hf.device(), "bf16" if hyper.bf16 and hf.device() == "cuda"
+                                       else "fp32")
+    data = Dataset.from_list([{"prompt": r.prompt, "completion": r.completion} for r in records])
+    args = SFTConfig(
+        num_train_epochs=hyper.epochs, max_steps=hyper.max_steps, per_device_train_batch_size=hyper.batch_size,
+        learning_rate=hyper.learning_rate, max_length=hyper.max_length, completion_only_loss=True,
+        **hf.common_args(str(out_dir / "trainer"), hyper.bf16, hyper.seed, hyper.gradient_checkpointing),
+    )
+    trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer,
+                         peft_config=hf.lora_config(hyper.lora_rank), callbacks=[hf.log_callback(on_log)])
+    started = time.monotonic()
+    trainer.train()
+    seconds = time.monotonic() - started
+    trainer.save_model(str(out_dir))
+    tokenizer.save_pretrained(str(out_dir))
+    history = trainer.state.log_history
+    return {"loss": hf.curve(history, "loss"), "steps": trainer.state.global_step, "seconds": round(seconds, 2),
+            "records": len(records), "hyperparameters": asdict(hyper)}

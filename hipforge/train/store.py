@@ -1,0 +1,118 @@
+"""The warehouse side of training: records from the archive, their rows and recorded_as edges, checkpoint rows
+with trained_into edges, and every RL candidate into the archive with its lineage."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from hipforge.agents.archive import KernelArchive
+from hipforge.agents.base import Candidate
+from hipforge.agents.pipeline import accepted_tasks
+from hipforge.agents.summarizer import failures_from_warehouse, render_lessons, summarize
+from hipforge.execution.record import kernel_id
+from hipforge.execution.verdict import EvalResult
+from hipforge.store import Warehouse
+from hipforge.tasks.library import load_library
+from hipforge.train.records import SYSTEM_PROMPTS, Record, rl_record, sft_record
+
+ORIGINS = ["reference", "synthetic", "kernelbench"]
+
+
+def sft_records_from_archive(warehouse: Warehouse, system: str, backend: str | None = None) -> list[Record]:
+    """One record per task with a trusted verified kernel: its fastest one."""
+    tasks = {t.task_id: t for t in accepted_tasks(warehouse, ORIGINS)}
+    best = [row for row in KernelArchive(warehouse).per_task_best(backend) if row["task_id"] in tasks]
+    return [sft_record(r["task_id"], tasks[r["task_id"]].name, tasks[r["task_id"]].source, r["kernel_id"],
+                       r["source"], float(r["speedup_eager"] or 0.0), system) for r in best]
+
+
+def current_lessons(warehouse: Warehouse, max_chars: int = 1500) -> str:
+    """The summarizer's lessons over every failure in the archive (called directly, not via an asset)."""
+    return render_lessons(summarize(failures_from_warehouse(warehouse)), max_chars)
+
+
+def rl_records_from_tasks(warehouse: Warehouse, backend: str, lessons: str, system: str,
+                          limit: int = 0) -> list[Record]:
+    tasks = accepted_tasks(warehouse, ORIGINS, limit)
+    return [rl_record(t.task_id, t.name, t.source, t.eval_source(backend), lessons, system) for t in tasks]
+
+
+def tokenizer_corpus(warehouse: Warehouse) -> list[str]:
+    """What the embedded tokenizer learns from: the reference library, every archived kernel, the prompts."""
+    with warehouse.connect(read_only=True) as con:
+        kernels = [row[0] for row in con.execute("SELECT source FROM kernels ORDER BY kernel_id").fetchall()]
+    return [t.source for t in load_library()] + kernels + list(SYSTEM_PROMPTS.values())
+
+
+def store_records(warehouse: Warehouse, records: Sequence[Record], snapshot: str, export_path: str,
+                  run_id: str) -> None:
+    """Rows of one snapshot, and recorded_as edges from each record's kernel (SFT) or task (RL)."""
+    rows = [{"record_id": r.record_id, "snapshot": snapshot, "kind": r.kind, "task_id": r.task_id,
+             "kernel_id": r.kernel_id or None, "prompt": json.dumps(r.prompt),
+             "completion": json.dumps(r.completion) if r.completion else None, "lessons": r.lessons or None,
+             "export_path": export_path} for r in records]
+    edges = [{"child_id": r.record_id, "parent_id": r.kernel_id or r.task_id, "relation": "recorded_as"}
+             for r in records]
+    with warehouse.transaction() as con:
+        _insert(con, "records", rows, run_id)
+        warehouse.insert("lineage_edges", edges, run_id, con=con)
+
+
+def latest_snapshot(warehouse: Warehouse, kind: str) -> tuple[str, str]:
+    """(snapshot, export path) of the newest records of that kind."""
+    with warehouse.connect(read_only=True) as con:
+        row = con.execute("SELECT snapshot, export_path FROM records WHERE kind = ? ORDER BY created_at DESC "
+                          "LIMIT 1", [kind]).fetchone()
+    if row is None:
+        raise LookupError(f"no {kind} records in the warehouse: materialize {kind}_records first")
+    return row[0], row[1]
+
+
+def snapshot_record_ids(warehouse: Warehouse, snapshot: str) -> list[str]:
+    with warehouse.connect(read_only=True) as con:
+        rows = con.execute("SELECT record_id FROM records WHERE snapshot = ? ORDER BY record_id", [snapshot])
+        return [r[0] for r in rows.fetchall()]
+
+
+def store_checkpoint(warehouse: Warehouse, row: dict[str, Any], record_ids: Sequence[str], run_id: str) -> None:
+    """The checkpoint's row and trained_into edges from every record it was trained on."""
+    edges = [{"child_id": row["checkpoint_id"], "parent_id": rid, "relation": "trained_into"} for rid in record_ids]
+    values = {**row, "hyperparameters": json.dumps(row["hyperparameters"]), "metrics": json.dumps(row["metrics"])}
+    with warehouse.transaction() as con:
+        _insert(con, "checkpoints", [values], run_id)
+        warehouse.insert("lineage_edges", edges, run_id, con=con)
+
+
+def latest_checkpoint(warehouse: Warehouse, stage: str) -> dict[str, Any]:
+    with warehouse.connect(read_only=True) as con:
+        cursor = con.execute("SELECT * FROM checkpoints WHERE stage = ? ORDER BY created_at DESC LIMIT 1", [stage])
+        names = [d[0] for d in cursor.description]
+        row = cursor.fetchone()
+    if row is None:
+        raise LookupError(f"no {stage} checkpoint in the warehouse: materialize {stage}_checkpoint first")
+    return dict(zip(names, row, strict=True))
+
+
+class ArchiveRecorder:
+    """Archives each RL candidate: a retry evolves from the attempt it fixes; the first attempt comes from
+    its task. Returns the kernel id, so the next retry can name its parent."""
+
+    def __init__(self, warehouse: Warehouse, run_id: str, model: str) -> None:
+        self.archive, self.run_id, self.model = KernelArchive(warehouse), run_id, model
+
+    def __call__(self, task_id: str, source: str, result: EvalResult, parent: str | None, step: int) -> str:
+        candidate = Candidate(source, "grpo", parents=(parent,) if parent else ())
+        self.archive.record(task_id, candidate, result, self.run_id, generation=step, model=self.model)
+        return kernel_id(source)
+
+
+def _insert(con: Any, table: str, rows: Sequence[dict[str, Any]], run_id: str) -> None:
+    """INSERT OR REPLACE with run_id and created_at (Warehouse.insert only knows the core tables' keys)."""
+    if not rows:
+        return
+    columns = [*rows[0], "run_id"]
+    sql = (f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}, created_at) "
+           f"VALUES ({', '.join('?' for _ in columns)}, current_timestamp)")
+    con.executemany(sql, [[row[c] for c in rows[0]] + [run_id] for row in rows])

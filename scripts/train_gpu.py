@@ -10,21 +10,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import os
 import sys
 import time
-import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-# duckdb is not on the GPU machine, and the summarizer and LLM modules import the warehouse for helpers this
-# script never calls: an empty stand-in satisfies those imports (any use would raise AttributeError). It leaves
-# sys.modules once hipforge is imported, so libraries that probe for duckdb (datasets) see none.
-_STUB = types.ModuleType("duckdb") if importlib.util.find_spec("duckdb") is None else None
-if _STUB:
-    sys.modules["duckdb"] = _STUB
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 from hipforge.execution.config import EvalConfig  # noqa: E402
@@ -36,9 +28,6 @@ from hipforge.train.records import Record, load_jsonl  # noqa: E402
 from hipforge.train.reward import RewardRule  # noqa: E402
 from hipforge.train.scoring import CandidateScorer  # noqa: E402
 from hipforge.train.sft import train_sft  # noqa: E402
-
-if _STUB:
-    del sys.modules["duckdb"]
 
 
 def newest(exports: Path, kind: str) -> Path:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:  # imported where used: hipforge must import without duckdb (the GPU machine)
+    import duckdb
+
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "warehouse" / "migrations"
 _NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")

@@ -7,11 +7,12 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
-
-import duckdb
+from typing import TYPE_CHECKING, Any, Literal
 
 from hipforge.store.migrate import apply_migrations
+
+if TYPE_CHECKING:  # imported where used: hipforge must import without duckdb (the GPU machine)
+    import duckdb
 
 # Tables whose rows are addressed by one id column, in the order `find` searches them.
 ID_COLUMNS: dict[str, str] = {
@@ -55,6 +56,8 @@ class Warehouse:
 
     def _open(self, read_only: bool) -> duckdb.DuckDBPyConnection:
         """DuckDB lets one process write a file at a time: another writer's short batch is waited out."""
+        import duckdb
+
         for wait in (*LOCK_WAITS_S, None):
             try:
                 return duckdb.connect(str(self.path), read_only=read_only)

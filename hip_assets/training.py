@@ -188,7 +188,8 @@ def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPORunConfig, ware
     out = _dirs(store_)[1] / checkpoints.checkpoint_id("rl", base, snapshot, vars(hyper), context.run.run_id)
     rule = RewardRule(cap=hyper.reward_cap, correct_bonus=hyper.correct_bonus, coverage_weight=hyper.coverage_weight)
     recorder = store.ArchiveRecorder(store_, context.run.run_id, model=out.name)
-    scorer = CandidateScorer(executor.eval_config(), rule, hyper.eval_parallel, recorder)
+    scorer = CandidateScorer(executor.eval_config(), rule, hyper.eval_parallel, recorder,
+                             pool=executor.shared_pool())
     metrics = train_grpo(base, records.load_jsonl(Path(export_path)), out, hyper, scorer,
                          _reporter(context, "grpo"))
     correct = sum(s["correct"] for s in metrics["per_step"])

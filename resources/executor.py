@@ -8,6 +8,7 @@ from pydantic import Field
 from hipforge.execution.config import DEFAULT_TOLERANCES, EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.pool import POOLS, shared_pool
+from hipforge.execution.pool.base import EvalPool
 from hipforge.execution.verdict import EvalResult
 
 
@@ -50,7 +51,10 @@ class ExecutorResource(dg.ConfigurableResource):
         return evaluate(candidate_source, task_source, self.eval_config())
 
     def evaluate_many(self, items: Iterable[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]:
+        return self.shared_pool().evaluate_many(items)
+
+    def shared_pool(self) -> EvalPool:
+        """The configured pool (local or ray), kept warm for the life of the process."""
         if self.pool not in POOLS:
             raise ValueError(f"executor pool must be one of {', '.join(POOLS)}, not {self.pool!r}")
-        pool = shared_pool(self.pool, self.eval_config(), slots=self.workers or None, ray_address=self.ray_address)
-        return pool.evaluate_many(items)
+        return shared_pool(self.pool, self.eval_config(), slots=self.workers or None, ray_address=self.ray_address)

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 from hipforge.execution.config import EvalConfig  # noqa: E402
+from hipforge.execution.pool import make_pool  # noqa: E402
 from hipforge.execution.verdict import EvalResult  # noqa: E402
 from hipforge.train import base_model  # noqa: E402
 from hipforge.train.config import EMBEDDED_GRPO, EMBEDDED_SFT  # noqa: E402
@@ -71,9 +72,15 @@ def main() -> None:
     parser.add_argument("--max-retries", type=int, default=3)
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--parallel", type=int, default=8, help="candidates in the executor at once")
+    parser.add_argument("--pool", choices=("inline", "local", "ray"), default="inline",
+                        help="rewards from in-process evaluation, the local pool (a worker per GPU) or Ray")
+    parser.add_argument("--ray-address", default="", help="with --pool ray: 'auto' joins a started cluster")
     args = parser.parse_args()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    work = args.out.parent / "train_gpu"
+    rank = int(os.environ.get("RANK", "0"))  # under `accelerate launch` each data-parallel rank writes its own files
+    if rank:
+        args.out = args.out.with_name(f"{args.out.stem}.rank{rank}{args.out.suffix}")
+    work = args.out.parent / f"train_gpu.rank{rank}"
 
     sft = load_jsonl(newest(args.exports, "sft"))
     # the exports were built for the cpu backend (smoke sizes): on the GPU, candidates run at full size
@@ -90,8 +97,10 @@ def main() -> None:
     grpo_hyper = dataclasses.replace(EMBEDDED_GRPO, max_steps=args.grpo_steps, max_new_tokens=args.max_new_tokens,
                                      max_context=summary["max_position_embeddings"], max_retries=args.max_retries,
                                      temperature=args.temperature, eval_parallel=args.parallel, cpu_threads=0)
-    recorder = FileRecorder(args.out.parent / "candidates.jsonl")
-    scorer = CandidateScorer(EvalConfig(backend=args.backend, arch=args.arch), RewardRule(), args.parallel, recorder)
+    recorder = FileRecorder(args.out.parent / f"candidates.rank{rank}.jsonl")
+    config = EvalConfig(backend=args.backend, arch=args.arch)
+    pool = None if args.pool == "inline" else make_pool(args.pool, config, args.parallel, args.ray_address)
+    scorer = CandidateScorer(config, RewardRule(), args.parallel, recorder, pool)
     grpo = train_grpo(str(work / "sft"), rl, work / "rl", grpo_hyper, scorer, report("grpo", 1))
     result = {"device": device_name(), "sft": {k: v for k, v in sft_metrics.items() if k != "loss"},
               "sft_loss_first_last": [sft_metrics["loss"][0], sft_metrics["loss"][-1]],

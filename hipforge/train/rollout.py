@@ -86,8 +86,7 @@ class MultiTurnRollout:
 
     def __call__(self, prompts: list[Messages], trainer: Any) -> dict[str, list]:
         """TRL's rollout_func: prompts arrive already repeated num_generations times, group by group."""
-        if trainer.accelerator.num_processes > 1:
-            raise RuntimeError("TRLOO over multi-turn groups needs every group on one process: train on one GPU")
+        _check_whole_groups(prompts, trainer.num_generations)
         model = trainer.accelerator.unwrap_model(trainer.model)
         episodes = [Episode(i // trainer.num_generations, self._record(p), self._prompt_ids(p))
                     for i, p in enumerate(prompts)]
@@ -173,3 +172,13 @@ class MultiTurnRollout:
             return self.by_prompt[prompt[-1]["content"]]
         except KeyError as err:
             raise KeyError("rollout got a prompt that is not one of the RL records it was built with") from err
+
+
+def _check_whole_groups(prompts: list[Messages], size: int) -> None:
+    """TRLOO is computed here, per process: each group's generations must all be on this process. TRL slices
+    its generation batch contiguously per process, so a per-device batch that is a multiple of
+    num_generations keeps groups whole (data parallel over GPUs works); anything else is refused."""
+    blocks = [prompts[i:i + size] for i in range(0, len(prompts), size)]
+    if len(prompts) % size or any(any(p != block[0] for p in block) for block in blocks):
+        raise RuntimeError(f"rollout got {len(prompts)} prompts that are not whole groups of {size}: make the "
+                           "per-device batch a multiple of num_generations")

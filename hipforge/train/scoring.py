@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from hipforge import pyast
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate_many
+from hipforge.execution.pool.base import EvalPool
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.train.reward import RewardRule
@@ -46,8 +47,9 @@ def syntax_verdict(source: str) -> EvalResult | None:
 
 class CandidateScorer:
     def __init__(self, config: EvalConfig, rule: RewardRule, parallel: int = 2,
-                 recorder: Recorder | None = None) -> None:
-        self.config, self.rule, self.parallel, self.recorder = config, rule, parallel, recorder
+                 recorder: Recorder | None = None, pool: EvalPool | None = None) -> None:
+        """``pool``: an evaluation pool (local workers per GPU, or Ray) instead of in-process evaluate_many."""
+        self.config, self.rule, self.parallel, self.recorder, self.pool = config, rule, parallel, recorder, pool
         self.evaluations = 0  # every scored candidate
         self.executor_evaluations = 0  # those that reached the sandbox
         self.seconds = 0.0
@@ -60,7 +62,8 @@ class CandidateScorer:
                 result.backend, result.arch = self.config.backend, self.config.arch
         pending = [i for i, r in enumerate(results) if r is None]
         items = [(jobs[i].source, jobs[i].eval_source) for i in pending]
-        for index, result in evaluate_many(items, self.config, parallel=self.parallel):
+        done = self.pool.evaluate_many(items) if self.pool else evaluate_many(items, self.config, self.parallel)
+        for index, result in done:
             results[pending[index]] = result
         self.evaluations += len(jobs)
         self.executor_evaluations += len(pending)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections import Counter
@@ -18,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hipforge import pyast  # noqa: E402
 from hipforge.agents.base import AgentTask, Candidate  # noqa: E402
 from hipforge.agents.evolve import evolve, offline_generate  # noqa: E402
 from hipforge.agents.translate.translator import OfflineTranslator  # noqa: E402
@@ -25,7 +27,26 @@ from hipforge.bench.kernelbench import KernelBenchProblem, load_kernelbench  # n
 from hipforge.bench.scoring import TaskScore, summary  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.evaluate import evaluate, evaluate_many  # noqa: E402
-from hipforge.tasks import smoke_scale  # noqa: E402
+from hipforge.tasks import smoke_ladder  # noqa: E402
+
+
+def runnable_smoke_source(source: str) -> str:
+    """The most aggressive smoke rung whose reference still runs (shapes checked on the meta device):
+    shrinking sizes independently can break relations a task relies on (a LayerNorm sized by one
+    dim and applied over another). The first rung when none is found."""
+    import torch
+
+    rungs = smoke_ladder(source)
+    for rung in rungs:
+        namespace: dict = {"__name__": "smoke_check"}
+        try:
+            exec(pyast.compile_tree(rung.source, "<task>"), namespace)
+            with torch.device("meta"):
+                namespace["Model"](*namespace["get_init_inputs"]())(*namespace["get_inputs"]())
+            return rung.source
+        except Exception:  # noqa: BLE001, S112  (any failure: try a milder rung)
+            continue
+    return rungs[0].source
 
 
 def score(name: str, result) -> TaskScore:  # noqa: ANN001
@@ -33,6 +54,18 @@ def score(name: str, result) -> TaskScore:  # noqa: ANN001
         return TaskScore(name, False, False, None)
     verdict = result.verdict.value
     return TaskScore(name, verdict != "compile_error", verdict == "correct", result.speedup_eager)
+
+
+def failure_detail(result) -> dict:  # noqa: ANN001
+    """Why a kernel failed, kept whole enough to act on: the verdict's message, the first compiler
+    error line and the end of the worker's output (where a crash's own message lands)."""
+    if result.verdict.value == "correct":
+        return {}
+    log_lines = (result.compile_log or "").splitlines()
+    first_error = next((line for line in log_lines if "error" in line.lower()), "")
+    tail = [line for line in (result.output_tail or "").splitlines() if line.strip()][-8:]
+    return {"phase": result.phase, "first_compile_error": first_error[:400], "output_tail": "\n".join(tail)[-1500:],
+            "failing_seed": result.failing_seed, "max_abs_error": result.max_abs_error}
 
 
 def score_table(stage: str, table: dict, by_name: dict, levels: list[int]) -> list[dict]:
@@ -58,15 +91,20 @@ def main() -> None:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--parallel", type=int, default=8)
     parser.add_argument("--limit", type=int, default=0, help="first N problems of each level (0: all)")
+    parser.add_argument("--exclude", default="", help="skip problems whose task name (kernelbench/L1/54_conv_...) "
+                        "matches this regex (case-insensitive), e.g. 'L1/.*conv'")
     parser.add_argument("--evolve", type=int, default=0, help="evaluations per task spent evolving correct kernels")
     parser.add_argument("--evolve-levels", default="2")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False, run_timeout_s=300)
+    timing = {"timed_trials": 3, "warmup": 1} if args.backend == "cpu" else {}  # cpu timings mean nothing
+    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False, run_timeout_s=300, **timing)
     problems = load_kernelbench(args.source, [int(x) for x in args.levels.split(",")], args.limit)
+    if args.exclude:
+        problems = [p for p in problems if not re.search(args.exclude, p.task_name, re.IGNORECASE)]
 
     def checked(p: KernelBenchProblem) -> str:
-        return smoke_scale(p.source).source if args.backend == "cpu" else p.source
+        return runnable_smoke_source(p.source) if args.backend == "cpu" else p.source
 
     started = time.monotonic()
     translator, made, declined = OfflineTranslator(), {}, {}
@@ -104,7 +142,8 @@ def main() -> None:
 
     if args.out:
         detail = {n: {"declined": declined[n].reason} if n in declined else
-                  {"verdict": results[n].verdict.value, "message": results[n].message[:300],
+                  {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
+                   **failure_detail(results[n]),
                    "speedup": results[n].speedup_eager,
                    "evolved_speedup": evolved[n].speedup_eager if evolved[n] else None} for n in by_name}
         args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1))

@@ -122,8 +122,9 @@ def test_declined_tasks_name_what_is_unsupported(translated):
     for name, reason in sorted(declined.items()):
         print(f"declined {name}: {reason}")
     assert all(DECLINE.match(reason) for reason in declined.values()), declined
-    assert declined["blocks/attention_scores"].startswith("unsupported op: torch.Tensor.shape")
-    assert declined["losses/cross_entropy"] == "unsupported input dtype: targets is torch.int64"
+    # a size turned into a Python float would freeze the full-size value into the kernel
+    assert declined["blocks/attention_scores"].startswith("unsupported op: math.sqrt")
+    assert "losses/cross_entropy" not in declined  # int64 class indices travel as exact floats
 
 
 def test_unsupported_op_is_declined_with_its_name():

@@ -188,10 +188,10 @@ def _run(job: dict[str, Any]) -> dict[str, Any]:
     except _Rejected as rejected:
         return rejected.reply
     return {"ok": True, "shapes": [list(t.shape) for t in first], "dtypes": [str(t.dtype) for t in first],
-            "init_s": init_s, "forward_s": min(forward_s, forward2_s), **_profile(job.get("full_source"))}
+            "init_s": init_s, "forward_s": min(forward_s, forward2_s), **work_profile(job.get("full_source"))}
 
 
-def _profile(source: str | None) -> dict[str, Any]:
+def work_profile(source: str | None) -> dict[str, Any]:
     """FLOPs and the least bytes a kernel must move (inputs, parameters, outputs) at full size, counted
     on the meta device so no memory is touched. Tasks the meta device cannot run get no profile."""
     import torch

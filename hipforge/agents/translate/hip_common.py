@@ -21,14 +21,14 @@ PROLOGUE = """#include <torch/extension.h>
 #include <cstdint>
 """
 
-# OP 0 sum, 1 max, 2 min. Wavefront width comes from warpSize (64 on AMD, 32 on NVIDIA), never a
+# OP 0 sum, 1 max, 2 min, 3 product. Wavefront width comes from warpSize (64 on AMD, 32 on NVIDIA), never a
 # constant; `red` holds blockDim.x + 1 floats: one partial per wavefront, then the total.
 BLOCK_REDUCE = """template <int OP> __device__ __forceinline__ float hf_combine(float a, float b) {
-    return OP == 0 ? a + b : (OP == 1 ? fmaxf(a, b) : fminf(a, b));
+    return OP == 0 ? a + b : (OP == 1 ? fmaxf(a, b) : (OP == 2 ? fminf(a, b) : a * b));
 }
 
 template <int OP> __device__ __forceinline__ float hf_identity() {
-    return OP == 0 ? 0.0f : (OP == 1 ? -INFINITY : INFINITY);
+    return OP == 0 ? 0.0f : (OP == 1 ? -INFINITY : (OP == 2 ? INFINITY : 1.0f));
 }
 
 template <int OP> __device__ float hf_block_reduce(float v, float* red) {

@@ -26,8 +26,31 @@ def _tag(span: tuple[int, int]) -> str:
     return f"_{span[0]}_{span[1]}"
 
 
+def span_load(k: int, span: tuple[int, int] | None, index: str) -> str:
+    """Operand k at flat output index `index`, for an operand broadcast over all dims but `span`."""
+    return f"in{k}[({index} / inner{_tag(span)}) % count{_tag(span)}]" if span else f"in{k}[0]"
+
+
+def span_params(spans: list[tuple[int, int] | None]) -> tuple[list[str], list[str]]:
+    """(kernel parameters, launch arguments) of the (inner, count) pair of each distinct broadcast span."""
+    tags = sorted({_tag(s) for s in spans if s})
+    return [f"int64_t inner{t}, int64_t count{t}" for t in tags], [f"inner{t}, count{t}" for t in tags]
+
+
+def span_host(spans: list[tuple[int, int] | None], anchor: str, rank: int) -> list[str]:
+    """Host lines computing each (inner, count) pair from the full-shaped tensor `anchor` at run time."""
+    lines = []
+    for t in sorted({_tag(s) for s in spans if s}):
+        a, b = (int(x) for x in t.strip("_").split("_"))
+        lines.append(f"    const int64_t inner{t} = {size_product(anchor, range(b, rank))};")
+        lines.append(f"    const int64_t count{t} = {size_product(anchor, range(a, b))};")
+    return lines
+
+
 def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, params: GenParams) -> Kernel:
     shape, rank = out.shape, len(out.shape)
+    if any("row_index" in m.extra for m in members):
+        raise Untranslatable("an index along a reduced dim outside its reduction")
     spans = [broadcast_span(v.shape, shape) for v in inputs]
     full = [(1,) * (rank - len(v.shape)) + v.shape == shape for v in inputs]
     if not any(full):
@@ -39,14 +62,13 @@ def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Va
           *(f"    {line}" for line in body), f"    return {names[id(out)]};", "}"]
 
     def load(k: int, index: str) -> str:
-        if full[k]:
-            return f"in{k}[{index}]"
-        return f"in{k}[({index} / inner{_tag(spans[k])}) % count{_tag(spans[k])}]" if spans[k] else f"in{k}[0]"
+        return f"in{k}[{index}]" if full[k] else span_load(k, spans[k], index)
 
     # one (inner, count) pair per distinct broadcast pattern: bias, running mean, ... of one channel dim share it
-    tags = sorted({_tag(spans[k]) for k in range(len(inputs)) if not full[k] and spans[k]})
+    partial = [spans[k] for k in range(len(inputs)) if not full[k]]
+    span_c, span_args = span_params(partial)
     params_c = ", ".join(["float* __restrict__ out"] + [f"const float* __restrict__ in{k}" for k in range(len(inputs))]
-                         + ["int64_t n"] + [f"int64_t inner{t}, int64_t count{t}" for t in tags] + ["int vec"])
+                         + ["int64_t n"] + span_c + ["int vec"])
     kernel = [f"__global__ void {name}_kernel({params_c}) {{",
               "    const int64_t stride = (int64_t)gridDim.x * blockDim.x;",
               "    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;",
@@ -67,16 +89,13 @@ def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Va
             f"    auto out = torch::empty({anchor}.sizes(), {anchor}.options());",
             "    const int64_t n = out.numel();",
             "    if (n == 0) return out;"]
-    for t in tags:
-        a, b = (int(x) for x in t.strip("_").split("_"))
-        host.append(f"    const int64_t inner{t} = {size_product(anchor, range(b, rank))};")
-        host.append(f"    const int64_t count{t} = {size_product(anchor, range(a, b))};")
+    host += span_host(partial, anchor, rank)
     pointers = ["out"] + [f"c{k}" for k in range(len(inputs)) if full[k]]
     aligned = " | ".join(f"reinterpret_cast<std::uintptr_t>({p}.data_ptr<float>())" for p in pointers)
     host.append(f"    const int vec = {'((' + aligned + ') % 16) == 0' if params.vector_width == 4 else '0'};")
     per_block = params.block_size * params.elems_per_thread
     host.append(f"    const int blocks = {grid_for('(vec ? n / 4 : n)', per_block)};")
     launch_args = ", ".join(["out.data_ptr<float>()"] + [f"c{k}.data_ptr<float>()" for k in range(len(inputs))]
-                            + ["n"] + [f"inner{t}, count{t}" for t in tags] + ["vec"])
+                            + ["n"] + span_args + ["vec"])
     host += [f"    {name}_kernel<<<blocks, {params.block_size}>>>({launch_args});", "    return out;", "}"]
     return Kernel(name, "\n".join(op + [""] + kernel + [""] + host) + "\n", tuple(inputs))

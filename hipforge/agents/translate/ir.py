@@ -8,7 +8,8 @@ from typing import Any
 
 from hipforge.agents.translate.graph import Untranslatable
 
-REDUCE_INIT = {"sum": "0.0f", "mean": "0.0f", "batchmean": "0.0f", "max": "-INFINITY", "min": "INFINITY"}
+REDUCE_INIT = {"sum": "0.0f", "mean": "0.0f", "batchmean": "0.0f", "max": "-INFINITY", "min": "INFINITY",
+               "prod": "1.0f"}
 
 
 @dataclass(eq=False)
@@ -17,8 +18,10 @@ class Val:
 
     input  - a forward argument or a registered parameter/buffer (`ref` is its Python expression)
     ew     - elementwise: `fn` is a C expression over {0}, {1}, ... (operands: Val or float)
-    reduce - over `dim` (None: every element) with `fn` in sum|mean|batchmean|max|min|argmax|argmin
+    reduce - over dims [dim, dim + span) (dim None: every element) with `fn` in
+             sum|mean|batchmean|max|min|prod|argmax|argmin
     aten   - a PyTorch call kept on the host: `fn` formats the Python call over its operands
+    kernel - a standalone HIP kernel (pooling, ...): extra["build"](name, val, params) returns it
     """
 
     op: str
@@ -28,6 +31,7 @@ class Val:
     ref: str = ""
     kind: str = ""  # aten: linear | matmul | bmm | conv | view
     dim: int | None = None
+    span: int = 1  # how many adjacent dims, from `dim` on, a reduction covers
     keepdim: bool = False
     integer: bool = False  # int64 result (argmax/argmin); everything else is float32
     extra: dict[str, Any] = field(default_factory=dict)
@@ -67,18 +71,27 @@ def ew(template: str, *operands: Val | float) -> Val:
 
 
 def reduce(x: Val, fn: str, dim: Any, keepdim: bool) -> Val:
+    """A reduction over one dim, several or all (None). Adjacent dims reduce in one pass; separate runs
+    of dims reduce one run after the other, the last run first so earlier dim numbers stay valid."""
     rank = len(x.shape)
-    if isinstance(dim, tuple | list):
-        dims = sorted({d % rank for d in dim}) if rank else []
-        dim = None if len(dims) == rank else dims[0] if len(dims) == 1 else "many"
-        if dim == "many":
-            raise Untranslatable("a reduction over several (not all) dims")
-    if dim is None:
+    dims = sorted({d % rank for d in (dim if isinstance(dim, tuple | list) else [dim])}) if dim is not None and rank \
+        else list(range(rank))
+    if len(dims) == rank:
         shape = (1,) * rank if keepdim else ()
-    else:
-        dim %= rank
-        shape = x.shape[:dim] + ((1,) if keepdim else ()) + x.shape[dim + 1:]
-    return Val("reduce", shape, (x,), fn=fn, dim=dim, keepdim=keepdim, integer=fn.startswith("arg"))
+        return Val("reduce", shape, (x,), fn=fn, dim=None, keepdim=keepdim, integer=fn.startswith("arg"))
+    runs: list[list[int]] = []
+    for d in dims:
+        if runs and runs[-1][-1] == d - 1:
+            runs[-1].append(d)
+        else:
+            runs.append([d])
+    if len(runs) > 1 and fn not in ("sum", "mean", "max", "min", "prod"):
+        raise Untranslatable(f"{fn} over separate dims {dims}")
+    for run in reversed(runs):  # mean of means is the mean: every partial mean has the same count
+        a, span = run[0], len(run)
+        shape = x.shape[:a] + ((1,) * span if keepdim else ()) + x.shape[a + span:]
+        x = Val("reduce", shape, (x,), fn=fn, dim=a, span=span, keepdim=keepdim, integer=fn.startswith("arg"))
+    return x
 
 
 def topo(output: Val) -> list[Val]:

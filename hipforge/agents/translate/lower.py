@@ -6,6 +6,7 @@ import builtins
 from typing import Any
 
 from hipforge.agents.translate.graph import TracedTask, Untranslatable
+from hipforge.agents.translate.hip_loss import module_loss
 from hipforge.agents.translate.ir import Val
 from hipforge.agents.translate.modules import lower_module
 from hipforge.agents.translate.tables import tables
@@ -24,18 +25,18 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
     def param(ref: str, shape: tuple[int, ...]) -> Val:
         return params.setdefault((ref, shape), Val("input", shape, ref=ref))
 
+    state = {s.name for s in traced.state}
+    anchor = next((n.name for n in traced.gm.graph.nodes if n.op == "placeholder" and "tensor_meta" in n.meta), None)
     for node in traced.gm.graph.nodes:
         meta = node.meta.get("tensor_meta")
         if node.op == "placeholder":
-            if meta is None or meta.dtype != torch.float32:
-                dtype = getattr(meta, "dtype", "not a tensor")
-                raise Untranslatable(f"unsupported input dtype: {node.name} is {dtype}")
             names.append(node.name)
-            env[node] = Val("input", tuple(meta.shape), ref=node.name)
+            env[node] = _placeholder(node, anchor)
         elif node.op == "get_attr":
             if meta is None or meta.dtype != torch.float32:  # kernels read every tensor as float*
                 raise Untranslatable(f"unsupported parameter dtype: {node.target} is {getattr(meta, 'dtype', None)}")
-            env[node] = param(f"self.{node.target}", tuple(meta.shape))
+            env[node] = (param(f"self.{node.target}", tuple(meta.shape)) if node.target in state
+                         else _constant(traced.gm, node.target, anchor))
         elif node.op == "output":
             output = env.get(node.args[0]) if not isinstance(node.args[0], tuple | list) else None
         else:
@@ -43,7 +44,8 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
             try:
                 if node.op == "call_module":
                     module = traced.gm.get_submodule(node.target)
-                    env[node] = lower_module(module, node.target, args[0], param)
+                    env[node] = (module_loss(module, args) if isinstance(module, torch.nn.modules.loss._Loss)
+                                 else lower_module(module, node.target, args[0], param))
                 elif node.op == "call_method":
                     env[node] = methods[node.target](*args, **kwargs)
                 else:
@@ -52,11 +54,40 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
                 raise Untranslatable(f"unsupported op: {_op_name(node)} at node {node.name}") from None
             except Untranslatable as exc:
                 raise Untranslatable(f"unsupported op: {_op_name(node)} at node {node.name}: {exc}") from None
-            if isinstance(env[node], Val) and env[node].op == "aten" and meta is not None:
+            if isinstance(env[node], Val) and env[node].op in ("aten", "kernel") and meta is not None:
                 env[node].shape = tuple(meta.shape)
     if not isinstance(output, Val) or output.op == "input":
         raise Untranslatable("unsupported model: it must return one computed tensor")
     return names, output
+
+
+def _constant(gm: Any, target: str, anchor: str | None) -> Val:
+    """A tensor the forward builds from a Python number (torch.tensor(0.5)): fx keeps it on the traced
+    module, which ModelNew is not; a one-element one is rebuilt on the input's device."""
+    value = getattr(gm, target)
+    if value.numel() != 1 or anchor is None:
+        raise Untranslatable(f"unsupported constant: {target} of shape {tuple(value.shape)}")
+    return Val("input", tuple(value.shape), ref=f"{anchor}.new_full({tuple(value.shape)}, {float(value.item())!r})")
+
+
+def _placeholder(node: Any, anchor: str | None) -> Val:
+    """A forward argument. Kernels read float32: a bool mask is converted (exactly), an int64 tensor too,
+    marked integer so that only ops that use it as an index accept it; a float scalar becomes a 0-d tensor."""
+    import torch
+
+    meta = node.meta.get("tensor_meta")
+    if meta is None:
+        if node.meta.get("type") in (float, int) and anchor is not None:
+            return Val("input", (), ref=f"{anchor}.new_full((), float({node.name}))")
+        raise Untranslatable(f"unsupported input dtype: {node.name} is {node.meta.get('type', 'not a tensor')}")
+    shape = tuple(meta.shape)
+    if meta.dtype == torch.float32:
+        return Val("input", shape, ref=node.name)
+    if meta.dtype == torch.bool:
+        return Val("input", shape, ref=f"{node.name}.float()")
+    if meta.dtype == torch.int64 and meta.shape.numel() < 2 ** 31:
+        return Val("input", shape, ref=f"{node.name}.float()", integer=True)
+    raise Untranslatable(f"unsupported input dtype: {node.name} is {meta.dtype}")
 
 
 def _resolve(value: Any, env: dict[Any, Any]) -> Any:

@@ -7,6 +7,8 @@ from typing import Any
 
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.hip_conv_spec import conv_val
+from hipforge.agents.translate.hip_norm import lower_more
 from hipforge.agents.translate.ir import Val
 
 ParamFn = Callable[[str, tuple[int, ...]], Val]
@@ -35,20 +37,12 @@ def lower_module(module: Any, target: str, x: Val, param: ParamFn) -> Val:
         return _group_norm(module, target, x, param)
     if isinstance(module, nn.Linear):
         return _aten(module, target, x, param, "F.linear({0}, {1}{2})", "linear")
-    conv_types = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
-    if isinstance(module, conv_types) and module.padding_mode == "zeros":
-        n = len(module.kernel_size)
-        args = f"{module.stride}, {module.padding!r}, {module.dilation}, {module.groups}"
-        conv = _aten(module, target, x, param, f"F.conv{n}d({{0}}, {{1}}{{2}}, {args})", "conv")
-        if n == 2 and not isinstance(module.padding, str):  # what the direct kernel needs
-            conv.extra["conv2d"] = (module.stride, module.padding, module.dilation)
-        return conv
-    if isinstance(module, nn.ConvTranspose1d | nn.ConvTranspose2d | nn.ConvTranspose3d) \
-            and module.padding_mode == "zeros":
-        n = len(module.kernel_size)
-        args = f"{module.stride}, {module.padding}, {module.output_padding}, {module.groups}, {module.dilation}"
-        return _aten(module, target, x, param, f"F.conv_transpose{n}d({{0}}, {{1}}{{2}}, {args})", "conv")
-    raise KeyError(kind)
+    if isinstance(module, nn.modules.conv._ConvNd) and module.padding_mode == "zeros":
+        weight, bias = _params(module, target, param)
+        transposed = isinstance(module, nn.modules.conv._ConvTransposeNd)
+        return conv_val(x, weight, bias, transposed, module.stride, module.padding, module.dilation, module.groups,
+                        module.output_padding if transposed else 0)
+    return lower_more(module, target, x, param, _params)
 
 
 def _group_norm(module: Any, target: str, x: Val, param: ParamFn) -> Val:

@@ -24,6 +24,15 @@ UNARY = {  # C expressions over {0}; operands are always variables or literals, 
     "hardswish": "({0} * fminf(fmaxf({0} + 3.0f, 0.0f), 6.0f) / 6.0f)",
     "mish": "({0} * tanhf({0} > 20.0f ? {0} : log1pf(expf({0}))))",
     "relu6": "fminf(fmaxf({0}, 0.0f), 6.0f)",
+    "hardsigmoid": "(fminf(fmaxf({0} + 3.0f, 0.0f), 6.0f) / 6.0f)",
+    "selu": "(1.0507009873554805f * ({0} > 0.0f ? {0} : 1.6732632423543772f * expm1f({0})))",
+    "softsign": "({0} / (1.0f + fabsf({0})))",
+    "sign": "(float)(({0} > 0.0f) - ({0} < 0.0f))",
+    "log1p": "log1pf({0})",
+    "expm1": "expm1f({0})",
+    "sin": "sinf({0})",
+    "cos": "cosf({0})",
+    "reciprocal": "(1.0f / {0})",
 }
 BINARY = {
     "add": "({0} + {1})",
@@ -46,7 +55,8 @@ def binary(name: str, a: Any, b: Any, alpha: float = 1.0) -> Val:
     if name == "pow" and not isinstance(b, Val):
         return power(a, float(b))
     if not isinstance(a, Val) and not isinstance(b, Val):
-        raise Untranslatable(f"{name} of two constants")
+        raise Untranslatable(f"{name} of two constants (a size read from a tensor, e.g. x.size(1) - 1, is fixed "
+                             "at the full problem size)")
     return ew(BINARY[name], a, b)
 
 
@@ -57,6 +67,10 @@ def power(x: Val, exponent: float) -> Val:
 
 def leaky_relu(x: Val, slope: float = 0.01) -> Val:
     return ew("({0} > 0.0f ? {0} : " + lit(slope) + " * {0})", x)
+
+
+def elu(x: Val, alpha: float = 1.0) -> Val:
+    return ew("({0} > 0.0f ? {0} : " + lit(alpha) + " * expm1f({0}))", x)
 
 
 def softplus(x: Val, beta: float = 1.0, threshold: float = 20.0) -> Val:
@@ -88,13 +102,46 @@ def softmax(x: Val, dim: int | None, log: bool = False) -> Val:
 
 
 def layer_norm(x: Val, normalized_shape: Any, weight: Val | None, bias: Val | None, eps: float) -> Val:
-    if len(tuple(normalized_shape)) != 1:
-        raise Untranslatable("layer_norm over more than the last dim")
-    centered = binary("sub", x, reduce(x, "mean", -1, True))
-    var = reduce(unary("square", centered), "mean", -1, True)
+    k = len(tuple(normalized_shape))
+    dims = tuple(range(len(x.shape) - k, len(x.shape)))
+    centered = binary("sub", x, reduce(x, "mean", dims, True))
+    var = reduce(unary("square", centered), "mean", dims, True)
     y = binary("mul", centered, unary("rsqrt", binary("add", var, float(eps))))
     y = binary("mul", y, weight) if weight is not None else y
     return binary("add", y, bias) if bias is not None else y
+
+
+def normalize_over(x: Val, dims: tuple[int, ...], weight: Val | None, bias: Val | None, eps: float) -> Val:
+    """(x - mean) / sqrt(biased var + eps) over `dims`, then a per-channel (dim 1) affine: batch/instance norm."""
+    centered = binary("sub", x, reduce(x, "mean", dims, True))
+    var = reduce(unary("square", centered), "mean", dims, True)
+    y = binary("mul", centered, unary("rsqrt", binary("add", var, float(eps))))
+    channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
+    y = binary("mul", y, as_shape(weight, channel)) if weight is not None else y
+    return binary("add", y, as_shape(bias, channel)) if bias is not None else y
+
+
+def logsumexp(x: Val, dim: Any, keepdim: bool = False) -> Val:
+    """max + log(sum(exp(x - max))), the max taken as 0 where it is infinite, as torch does."""
+    top = ew("(fabsf({0}) == INFINITY ? 0.0f : {0})", reduce(x, "max", dim, True))
+    total = reduce(unary("exp", binary("sub", x, top)), "sum", dim, True)
+    out = binary("add", unary("log", total), top)
+    if keepdim:
+        return out
+    dims = set(range(len(x.shape))) if dim is None else {d % len(x.shape) for d in
+                                                         (dim if isinstance(dim, tuple | list) else [dim])}
+    return Val("aten", tuple(s for k, s in enumerate(out.shape) if k not in dims), (out,),
+               fn=f"{{0}}.squeeze({tuple(sorted(dims))})", kind="view")
+
+
+def norm(x: Val, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Val:
+    if p in ("fro", 2, 2.0):
+        return unary("sqrt", reduce(unary("square", x), "sum", dim, keepdim))
+    if p in (1, 1.0):
+        return reduce(unary("abs", x), "sum", dim, keepdim)
+    if p in (float("inf"), "inf"):
+        return reduce(unary("abs", x), "max", dim, keepdim)
+    raise Untranslatable(f"norm with p={p!r}")
 
 
 def batch_norm_inference(x: Val, mean: Val, var: Val, weight: Val | None, bias: Val | None, eps: float) -> Val:

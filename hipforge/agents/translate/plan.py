@@ -1,8 +1,10 @@
 """Partition the IR into fused kernels and ATen calls, and write ModelNew's forward over them.
 
-Connected elementwise/reduction values form one kernel each; the heavy ops between them (conv,
+Connected elementwise/reduction values are fused into as few kernels as can each be one launch (see
+fuse); the heavy ops between them (conv,
 linear, matmul) stay in ATen, the strategy the seed's SFT model learned. A model that is one
-matmul/bmm/linear gets the tiled GEMM instead, one conv2d a direct convolution, one cumsum a scan.
+matmul/bmm/linear gets the tiled GEMM instead, convolutions direct N-d kernels; scans and pooling
+are kernels of their own wherever they appear.
 """
 
 from __future__ import annotations
@@ -10,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.hip_classes import classify
 from hipforge.agents.translate.hip_common import Kernel
-from hipforge.agents.translate.hip_conv import conv2d_kernel
-from hipforge.agents.translate.hip_ew import elementwise_kernel
+from hipforge.agents.translate.hip_conv import conv_chain
+from hipforge.agents.translate.hip_ew import broadcast_span, elementwise_kernel
 from hipforge.agents.translate.hip_full import reduction_kernel
 from hipforge.agents.translate.hip_gemm import gemm_kernel
-from hipforge.agents.translate.hip_scan import cumsum_kernel
-from hipforge.agents.translate.ir import Val, topo
+from hipforge.agents.translate.ir import Val, broadcast, topo
 from hipforge.agents.translate.params import GenParams
 
 GEMM_KINDS = ("linear", "matmul", "bmm")
@@ -32,22 +34,17 @@ class Program:
 
 def plan(output: Val, params: GenParams) -> Program:
     order = topo(output)
-    groups = _groups(order)
-    if not groups:
+    groups = fuse(order, output)
+    if not groups and not any(v.op == "kernel" for v in order):
         return _single_op_program(output, params)
-    users: dict[int, list[Val]] = {}
-    for v in order:
-        for a in v.operands():
-            users.setdefault(id(a), []).append(v)
     kernel_at: dict[int, Kernel] = {}
     for k, members in enumerate(groups):
         inside = {id(m) for m in members}
-        outs = [m for m in members if m is output or any(id(u) not in inside for u in users.get(id(m), []))]
-        if len(outs) != 1:
-            raise Untranslatable("a fused group whose intermediate values are also needed outside it")
         inputs = list({id(a): a for m in members for a in m.operands() if id(a) not in inside}.values())
         build = reduction_kernel if any(m.op == "reduce" for m in members) else elementwise_kernel
-        kernel_at[id(outs[0])] = build(f"fused_{k}", members, inputs, outs[0], params)
+        kernel_at[id(members[-1])] = build(f"fused_{k}", members, inputs, members[-1], params)
+    for k, v in enumerate(x for x in order if x.op == "kernel"):
+        kernel_at[id(v)] = v.extra["build"](f"{v.fn}_{k}", v, params)
     lines, expr = [], {}
     for v in order:
         if v.op == "input":
@@ -59,55 +56,101 @@ def plan(output: Val, params: GenParams) -> Program:
             lines.append(f"{expr[id(v)]} = {call}")
     lines.append(f"return {expr[id(output)]}")
     aten = any(v.op == "aten" and v.kind != "view" for v in order)  # views (reshapes) are free
-    strategy = "fused-around-aten" if aten else (
+    own = sorted({v.extra["build"].__name__.removesuffix("_kernel") for v in order if v.op == "kernel"})
+    strategy = "fused-around-aten" if aten else "+".join(own) if own else (
         "reduction" if any(v.op == "reduce" for v in order) else "elementwise")
     uses_functional = any(v.op == "aten" and v.fn.startswith("F.") for v in order)
     return Program(tuple(kernel_at.values()), tuple(lines), strategy, uses_functional)
 
 
-def _groups(order: list[Val]) -> list[list[Val]]:
-    """Connected components of the fusible values, each in topological order.
+def fuse(order: list[Val], output: Val) -> list[list[Val]]:
+    """The fusible values cut into kernels, each group in topological order with its result last.
 
-    A reduction is cut from an operand that already went through a reduction of another kind
-    (dim or shape): row statistics, then a mean over the rows, are two kernels.
+    Greedy in topological order: a value joins its operands' groups when the merged group is still
+    one kernel (a single reduction domain, operands indexable); a value that a group computes but
+    another kernel also needs ends its group (it becomes a kernel output), found by fixed point.
     """
-    root = {id(v): id(v) for v in order if v.fusible}
-    passes: dict[int, set[tuple]] = {}  # the reductions each fusible value went through
+    ends: set[int] = set()
+    while True:
+        groups = _greedy(order, ends)
+        users: dict[int, int] = {}
+        for v in order:
+            for a in v.operands():
+                users[id(a)] = users.get(id(a), 0) + 1
+        extra = set()
+        for members in groups:
+            inside = {id(m) for m in members}
+            used_inside = {id(a): 0 for a in members}
+            for m in members:
+                for a in m.operands():
+                    if id(a) in inside:
+                        used_inside[id(a)] += 1
+            extra |= {id(m) for m in members[:-1] if m is output or users.get(id(m), 0) > used_inside[id(m)]}
+        if not extra - ends:
+            return groups
+        ends |= extra
 
-    def find(x: int) -> int:
-        while root[x] != x:
-            root[x] = root[root[x]]
-            x = root[x]
-        return x
 
+def _greedy(order: list[Val], ends: set[int]) -> list[list[Val]]:
+    position = {id(v): k for k, v in enumerate(order)}
+    group_of: dict[int, int] = {}
+    groups: dict[int, list[Val]] = {}
+    closed: set[int] = set()
     for v in order:
         if not v.fusible:
             continue
-        own = {(v.dim, v.args[0].shape)} if v.op == "reduce" else set()
-        passes[id(v)] = set(own)
-        for a in v.operands():
-            if not a.fusible or (own and passes[id(a)] - own):
-                continue
-            passes[id(v)] |= passes[id(a)]
-            root[find(id(v))] = find(id(a))
-    groups: dict[int, list[Val]] = {}
-    for v in order:
-        if v.fusible:
-            groups.setdefault(find(id(v)), []).append(v)
-    return list(groups.values())
+        near = list(dict.fromkeys(group_of[id(a)] for a in v.operands()
+                                  if id(a) in group_of and group_of[id(a)] not in closed))
+        options = [near] + ([[g] for g in near] if len(near) > 1 else [])
+        target = None
+        for option in options:
+            members = sorted([m for g in option for m in groups[g]] + [v], key=lambda m: position[id(m)])
+            if option and _one_kernel(members):
+                target = option[0]
+                for g in option[1:]:
+                    for m in groups.pop(g):
+                        group_of[id(m)] = target
+                groups[target] = members
+                break
+        if target is None:
+            target = len(position) + len(groups) + position[id(v)]
+            groups[target] = [v]
+        group_of[id(v)] = target
+        if id(v) in ends:
+            closed.add(target)
+    return sorted(groups.values(), key=lambda ms: position[id(ms[-1])])
+
+
+def _one_kernel(members: list[Val]) -> bool:
+    """Whether `members`, with its last value as the result, can be emitted as one fused kernel."""
+    inside = {id(m) for m in members}
+    inputs = list({id(a): a for m in members for a in m.operands() if id(a) not in inside}.values())
+    try:
+        if any(m.op == "reduce" for m in members):
+            classify(members, inputs, members[-1])
+        else:
+            out = members[-1].shape
+            if not any((1,) * (len(out) - len(v.shape)) + v.shape == out for v in inputs):
+                return False
+            for v in inputs:
+                broadcast_span(v.shape, out)
+            if any(m.shape != out and (1,) * (len(out) - len(m.shape)) + m.shape != out and
+                   broadcast(m.shape, out) != out for m in members):
+                return False
+    except Untranslatable:
+        return False
+    return True
 
 
 def _single_op_program(output: Val, params: GenParams) -> Program:
-    """A model without elementwise work: one GEMM, conv2d or cumsum gets a kernel of its own."""
+    """A model without elementwise work: one GEMM, or convolutions, get kernels of their own."""
     heavy = [v for v in topo(output) if v.op == "aten" and v.kind != "view"]
-    if len(heavy) != 1 or heavy[0] is not output or output.kind not in (*GEMM_KINDS, "conv", "cumsum"):
+    if heavy and all(v.kind == "conv" for v in heavy):
+        kernels, lines = conv_chain(topo(output), output, params)
+        return Program(kernels, lines, "conv", False)
+    if len(heavy) != 1 or heavy[0] is not output or output.kind not in GEMM_KINDS:
         ops = ", ".join(sorted({v.fn.split("(")[0] for v in heavy})) or "none"
         raise Untranslatable(f"unsupported op: {ops} with nothing around it to fuse")
-    if output.kind == "conv":
-        kernel, strategy = conv2d_kernel("conv2d", output, params), "conv"
-    elif output.kind == "cumsum":
-        kernel, strategy = cumsum_kernel("cumsum", output, params), "scan"
-    else:
-        kernel, strategy = gemm_kernel("gemm", output, params), "gemm"
+    kernel, strategy = gemm_kernel("gemm", output, params), "gemm"
     call = f"hip_ext.{kernel.name}({', '.join(v.ref for v in kernel.inputs)})"
     return Program((kernel,), (f"return {call}",), strategy, False)

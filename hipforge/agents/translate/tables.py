@@ -9,7 +9,10 @@ from typing import Any
 
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.hip_conv_spec import conv_val
+from hipforge.agents.translate.hip_scan import scan
 from hipforge.agents.translate.ir import Val, reduce
+from hipforge.agents.translate.tables_more import more_tables
 
 
 def _extreme(fn: str):
@@ -53,7 +56,7 @@ def _linear(x: Val, weight: Val, bias: Val | None = None) -> Val:
 def _cumsum(x: Val, dim: int, dtype: Any = None) -> Val:
     if dtype is not None:
         raise Untranslatable("cumsum with a dtype")
-    return Val("aten", x.shape, (x,), fn=f"torch.cumsum({{0}}, {dim})", kind="cumsum", extra={"dim": dim})
+    return scan(x, dim, "+")
 
 
 def _reduction(fn: str):
@@ -68,6 +71,15 @@ def _batch_norm(x, mean, var, weight=None, bias=None, training=False, momentum=0
     if training:
         raise Untranslatable("batch_norm with batch statistics (training=True)")
     return ops.batch_norm_inference(x, mean, var, weight, bias, eps)
+
+
+def _conv(transposed: bool):
+    """F.conv{1,2,3}d and F.conv_transpose{1,2,3}d with torch's positional order (they differ)."""
+    if transposed:
+        return lambda x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1: conv_val(
+            x, weight, bias, True, stride, padding, dilation, groups, output_padding)
+    return lambda x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: conv_val(
+        x, weight, bias, False, stride, padding, dilation, groups)
 
 
 def _softmax(log: bool):
@@ -116,6 +128,8 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
         F.layer_norm: lambda x, shape, weight=None, bias=None, eps=1e-5: ops.layer_norm(x, shape, weight, bias, eps),
         F.batch_norm: _batch_norm,
         F.normalize: lambda x, p=2.0, dim=1, eps=1e-12, out=None: ops.normalize(x, p, dim, eps),
+        **{getattr(F, f"conv{n}d"): _conv(False) for n in (1, 2, 3)},
+        **{getattr(F, f"conv_transpose{n}d"): _conv(True) for n in (1, 2, 3)},
         F.linear: _linear, torch.matmul: _matmul, operator.matmul: _matmul, torch.bmm: _bmm, torch.mm: _matmul,
         operator.add: bi("add"), operator.sub: bi("sub"), operator.mul: bi("mul"), operator.truediv: bi("div"),
         operator.pow: bi("pow"), operator.neg: un("neg"), operator.getitem: _pick, builtins.getattr: _pick,
@@ -130,7 +144,8 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
         F.smooth_l1_loss: lambda x, y, size_average=None, reduce=None, reduction="mean", beta=1.0: ops.smooth_l1(
             x, y, beta, _legacy(size_average, reduce, reduction)),
     })
-    return functions, methods
+    more_functions, more_methods = more_tables(functions)
+    return {**functions, **more_functions}, {**methods, **more_methods}
 
 
 def _legacy(size_average: Any, reduce: Any, reduction: str) -> str:

@@ -1,0 +1,113 @@
+"""The translator's op coverage beyond elementwise chains: pooling, batch/instance norm with batch
+statistics, reductions over several dims, logsumexp, reversed scans, matrix-product forms,
+cross-entropy, and the fusion planner's cuts. One compiled model (~30-40 s on two cores) checks
+several of these kernels together on the cpu backend; the rest inspects the plans, without builds.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hipforge.agents.translate import generate
+from hipforge.agents.translate.graph import Untranslatable
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.evaluate import evaluate
+from hipforge.tasks import smoke_scale
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+
+
+def task(init: str, forward: str, inputs: str, init_inputs: str = "[]", args: str = "x") -> str:
+    return (HEADER + "class Model(nn.Module):\n    def __init__(self, *a):\n        super().__init__()\n"
+            f"        {init}\n\n    def forward(self, {args}):\n        return {forward}\n\n\n"
+            f"def get_inputs():\n    return {inputs}\n\n\ndef get_init_inputs():\n    return {init_inputs}\n")
+
+
+COMBINED = task(
+    "self.bn = nn.BatchNorm2d(a[0]); self.pool = nn.MaxPool2d(3, stride=2, padding=1, dilation=2, ceil_mode=True); "
+    "self.avg = nn.AvgPool2d(3, 2, 1, count_include_pad=False)",
+    "torch.cumsum(self.avg(self.pool(self.bn(x))).flip(3), 3).flip(3) "
+    "+ torch.logsumexp(self.pool(x), dim=(2, 3), keepdim=True)",
+    "[torch.randn(4, 6, 40, 33)]", "[6]")
+
+
+def test_pool_norm_logsumexp_and_reversed_scan_are_correct_on_cpu():
+    generated = generate(COMBINED)
+    assert {"fused-around-aten", "pool+scan"} & {generated.strategy} or "pool" in generated.strategy
+    assert not re.search(r"\.flip\(", generated.source)  # flip, cumsum, flip became one reversed scan
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, smoke_scale(COMBINED).source, config)
+    assert result.verdict.value == "correct", (result.message, result.compile_log[-2000:])
+
+
+def test_batch_norm_in_train_mode_uses_batch_statistics():
+    source = generate(task("self.bn = nn.BatchNorm1d(a[0])", "self.bn(x)", "[torch.randn(64, 32)]", "[32]")).source
+    assert "running_mean" not in source.split("class ModelNew")[1].split("def forward")[1]
+    eval_mode = task("self.bn = nn.BatchNorm1d(a[0]).eval()", "self.bn(x)", "[torch.randn(64, 32)]", "[32]")
+    assert "running_mean" in generate(eval_mode).source.split("def forward")[1]
+
+
+def test_a_reduction_over_separate_dims_runs_one_kernel_per_run_of_dims():
+    gen = generate(task("pass", "x.sum(dim=(0, 2, 3))", "[torch.randn(8, 4, 16, 16)]"))
+    assert gen.kernels == ("fused_0", "fused_1")
+    adjacent = generate(task("pass", "x.mean(dim=[1, 2, 3])", "[torch.randn(8, 4, 16, 16)]"))
+    assert adjacent.kernels == ("fused_0",)
+
+
+def test_reshapes_are_written_over_the_tensors_own_sizes():
+    gen = generate(task("pass", "torch.softmax(x.view(x.shape[0], x.shape[1], -1), dim=2).view(x.shape)",
+                        "[torch.randn(2, 3, 4, 5)]"))
+    assert "x.shape[0], x.shape[1], -1" in gen.source and "4" not in gen.source.split("def forward")[1]
+    with pytest.raises(Untranslatable, match="splits a dim"):
+        generate(task("pass", "torch.relu(x.view(2, 3, 2, 10))", "[torch.randn(2, 3, 20)]"))
+
+
+@pytest.mark.parametrize(("forward", "strategy"), [
+    ("torch.einsum('bijl,lk->bijk', x, w)", "gemm"),
+    ("torch.triu(torch.matmul(x.T, w))", "gemm"),
+])
+def test_matrix_product_forms_get_the_gemm(forward: str, strategy: str):
+    inputs = "[torch.randn(2, 3, 5, 8), torch.randn(8, 7)]" if "einsum" in forward else \
+        "[torch.randn(8, 6), torch.randn(8, 6)]"
+    gen = generate(task("pass", forward, inputs, args="x, w"))
+    assert gen.strategy == strategy
+    if "triu" in forward:
+        assert "gemm_kernel<32, 2, true, false, 1>" in gen.source
+
+
+def test_batched_and_flat_products_take_their_own_paths():
+    bmm = generate(task("pass", "torch.bmm(x, w)", "[torch.randn(3, 4, 5), torch.randn(3, 5, 6)]", args="x, w"))
+    assert "batch = A.size(0)" in bmm.source
+    flat = generate(task("pass", "torch.matmul(x, w)", "[torch.randn(3, 4, 5), torch.randn(5, 6)]", args="x, w"))
+    assert "M = A.numel() / K" in flat.source and "batch = 1" in flat.source
+
+
+def test_a_constant_tensor_is_rebuilt_on_the_inputs_device():
+    gen = generate(task("pass", "torch.min(x, torch.tensor(0.5)) * 2", "[torch.randn(4, 8)]"))
+    assert "x.new_full((), 0.5)" in gen.source
+
+
+def test_cross_entropy_reads_class_indices_inside_its_row_kernel():
+    gen = generate(task("pass", "F.cross_entropy(x, t)", "[torch.randn(16, 10), torch.randint(0, 10, (16,))]",
+                        args="x, t"))
+    assert "(float)j == " in gen.source and "t.float()" in gen.source
+
+
+def test_what_cannot_be_translated_is_declined_by_name():
+    with pytest.raises(Untranslatable, match="scaled_dot_product_attention .*causality"):
+        generate(task("pass", "F.scaled_dot_product_attention(x, x, x, is_causal=True)", "[torch.randn(2, 2, 8, 4)]"))
+    with pytest.raises(Untranslatable, match=r"^unsupported op: torch.erfinv at node erfinv$"):
+        generate(task("pass", "torch.erfinv(x)", "[torch.rand(2, 3)]"))
+    with pytest.raises(Untranslatable, match=r"^unsupported op: _operator.getitem"):  # slicing
+        generate(task("pass", "x[:, :2] * 2", "[torch.rand(4, 4)]"))
+    with pytest.raises(Untranslatable, match=r"einsum 'ij,kj->ik' \(only matrix-product forms\)"):
+        generate(task("pass", "torch.einsum('ij,kj->ik', x, x)", "[torch.randn(4, 4)]"))
+
+
+def test_an_intermediate_needed_by_two_kernels_ends_its_group():
+    """x - mean feeds a reduction over another dim and the output: the planner cuts there, never a
+    kernel with two results."""
+    gen = generate(task("self.bn = nn.BatchNorm2d(a[0])", "self.bn(x)", "[torch.randn(4, 3, 8, 8)]", "[3]"))
+    assert len(gen.kernels) >= 3 and gen.strategy == "reduction"

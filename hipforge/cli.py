@@ -32,7 +32,10 @@ def _fail(message: str) -> None:
 
 
 @app.command()
-def demo(select: Annotated[str, typer.Option(help="Dagster asset selection")] = "*") -> None:
+def demo(
+    select: Annotated[str, typer.Option(help="Dagster asset selection (the per-model reports follow it)")] = (
+        "not key:kernelbench_report and not key:archive_reverification"),
+) -> None:
     """Materialize the pipeline on the embedded default (no network, no GPU) with the real Dagster CLI."""
     env = {**os.environ, "DAGSTER_HOME": os.environ.get("DAGSTER_HOME", str(REPO_ROOT))}
     command = [sys.executable, "-m", "dagster", "asset", "materialize", "--select", select,
@@ -40,6 +43,7 @@ def demo(select: Annotated[str, typer.Option(help="Dagster asset selection")] = 
     console.print(f"[bold]materializing[/bold] {select!r} with DAGSTER_HOME={env['DAGSTER_HOME']}")
     if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
         _fail("materialization failed; the Dagster log above names the step")
+    cli_report.demo_reports(env, console, _fail)
     warehouse = _warehouse(None)
     with warehouse.connect(read_only=True) as con:
         counts = con.execute(
@@ -56,6 +60,7 @@ def demo(select: Annotated[str, typer.Option(help="Dagster asset selection")] = 
     console.print("\n[bold]Where to look next[/bold]")
     console.print("  make ui                      Dagster UI at http://127.0.0.1:3000 (asset graph, runs, checks)")
     console.print("  .venv/bin/hipforge tasks     every stored task, accepted or rejected with the reason")
+    console.print("  .venv/bin/hipforge report    KernelBench scores per model and level beside the seed's")
     if chain:
         console.print(f"  .venv/bin/hipforge lineage {chain[0]}   a real lineage chain")
         console.print(f"  .venv/bin/hipforge show {chain[0]}      one row, with its Dagster run")
@@ -126,6 +131,7 @@ def tasks(
     console.print(table)
 
 
-from hipforge import cli_kernels  # noqa: E402  # registers `eval` and `translate` on the same app
+from hipforge import cli_kernels, cli_report  # noqa: E402  # register `eval`, `translate`, `report`
 
 cli_kernels.register(app, console, _fail)
+cli_report.register(app, console, _fail)

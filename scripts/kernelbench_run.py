@@ -23,6 +23,7 @@ from hipforge import pyast  # noqa: E402
 from hipforge.agents.base import AgentTask, Candidate  # noqa: E402
 from hipforge.agents.evolve import evolve, offline_generate  # noqa: E402
 from hipforge.agents.translate.translator import OfflineTranslator  # noqa: E402
+from hipforge.bench.bandwidth import bandwidth_shares  # noqa: E402
 from hipforge.bench.kernelbench import KernelBenchProblem, load_kernelbench  # noqa: E402
 from hipforge.bench.scoring import TaskScore, summary  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
@@ -49,11 +50,12 @@ def runnable_smoke_source(source: str) -> str:
     return rungs[0].source
 
 
-def score(name: str, result) -> TaskScore:  # noqa: ANN001
+def score(name: str, result, over: str = "eager") -> TaskScore:  # noqa: ANN001
     if result is None:  # declined
         return TaskScore(name, False, False, None)
     verdict = result.verdict.value
-    return TaskScore(name, verdict != "compile_error", verdict == "correct", result.speedup_eager)
+    speedup = result.speedup_eager if over == "eager" else result.speedup_compiled
+    return TaskScore(name, verdict != "compile_error", verdict == "correct", speedup)
 
 
 def failure_detail(result) -> dict:  # noqa: ANN001
@@ -68,18 +70,18 @@ def failure_detail(result) -> dict:  # noqa: ANN001
             "failing_seed": result.failing_seed, "max_abs_error": result.max_abs_error}
 
 
-def score_table(stage: str, table: dict, by_name: dict, levels: list[int]) -> list[dict]:
+def score_table(stage: str, table: dict, by_name: dict, levels: list[int], over: str = "eager") -> list[dict]:
     """Print and return KernelBench's scores per level for one stage."""
     print(f"\n{'level':<6}{'stage':<12}{'tasks':>6}{'compiled':>10}{'correct':>9}{'fast_1':>8}{'fast_1.5':>9}"
           f"{'geomean':>9}", flush=True)
     rows = []
     for level in levels:
-        scores = [score(n, table[n]) for n in by_name if by_name[n].level == level]
+        scores = [score(n, table[n], over) for n in by_name if by_name[n].level == level]
         s = summary(scores)
         geo = f"{s['geomean']:.3f}" if s["geomean"] else "-"
         print(f"L{level:<5}{stage:<12}{len(scores):>6}{s['compiled']:>10.2f}{s['correct']:>9.2f}"
               f"{s['fast_1']:>8.2f}{s['fast_1.5']:>9.2f}{geo:>9}", flush=True)
-        rows.append({"level": level, "stage": stage, **s})
+        rows.append({"level": level, "stage": stage, "over": over, **s})
     return rows
 
 
@@ -95,10 +97,17 @@ def main() -> None:
                         "matches this regex (case-insensitive), e.g. 'L1/.*conv'")
     parser.add_argument("--evolve", type=int, default=0, help="evaluations per task spent evolving correct kernels")
     parser.add_argument("--evolve-levels", default="2")
+    parser.add_argument("--compiled-levels", default="", help="also time the reference under torch.compile on these "
+                        "levels (15-60 s per task) and score speedups over it")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     timing = {"timed_trials": 3, "warmup": 1} if args.backend == "cpu" else {}  # cpu timings mean nothing
-    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False, run_timeout_s=300, **timing)
+    compiled_levels = {int(x) for x in args.compiled_levels.split(",") if x}
+    configs = {flag: EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=flag, run_timeout_s=300,
+                                **timing) for flag in (False, True)}
+
+    def config_of(p: KernelBenchProblem) -> EvalConfig:
+        return configs[p.level in compiled_levels]
     problems = load_kernelbench(args.source, [int(x) for x in args.levels.split(",")], args.limit)
     if args.exclude:
         problems = [p for p in problems if not re.search(args.exclude, p.task_name, re.IGNORECASE)]
@@ -114,8 +123,11 @@ def main() -> None:
     by_name = {p.task_name: p for p in problems}
     names = list(made)
     results = dict.fromkeys(by_name)
-    for index, result in evaluate_many([(made[n].source, checked(by_name[n])) for n in names], config, args.parallel):
-        results[names[index]] = result
+    for config in configs.values():  # one batch per reference protocol
+        batch = [n for n in names if config_of(by_name[n]) is config]
+        for index, result in evaluate_many([(made[n].source, checked(by_name[n])) for n in batch], config,
+                                           args.parallel):
+            results[batch[index]] = result
     print(f"translated and evaluated {len(names)} of {len(problems)} in {time.monotonic() - started:.0f} s")
     levels = sorted({p.level for p in problems})
     rows = [score_table("translated", results, by_name, levels)]
@@ -130,7 +142,7 @@ def main() -> None:
         def one(name: str):  # noqa: ANN202
             p = by_name[name]
             run = evolve(AgentTask(name, name, p.source), offline_generate,
-                         lambda c: evaluate(c.source, checked(p), config), budget=args.evolve)
+                         lambda c: evaluate(c.source, checked(p), config_of(p)), budget=args.evolve)
             return name, run.best
 
         with ThreadPoolExecutor(max_workers=args.parallel) as pool:
@@ -139,12 +151,29 @@ def main() -> None:
                     evolved[name] = best.result
         print(f"evolved {len(targets)} tasks ({args.evolve} evaluations each) by {time.monotonic() - started:.0f} s")
         rows.append(score_table("evolved", evolved, by_name, levels))
+    for stage, table in (("translated", results), ("evolved", evolved)):
+        if compiled_levels and (stage == "translated" or evolved is not results):
+            print(f"\nover torch.compile ({stage}):")
+            rows.append(score_table(stage, table, by_name, sorted(compiled_levels & set(levels)), over="compiled"))
+    bandwidth = {}
+    if args.backend != "cpu":  # pure elementwise kernels against a device-to-device copy measured now
+        elementwise = [(n, by_name[n].source, evolved[n].runtime.median_ms) for n in names
+                       if made[n].params.get("strategy") == "elementwise" and evolved[n] is not None
+                       and evolved[n].verdict.value == "correct" and evolved[n].runtime]
+        bandwidth = bandwidth_shares(elementwise)
+        shares = sorted(b["share"] for b in bandwidth.values())
+        if shares:
+            print(f"\nelementwise bandwidth share of a D2D copy ({len(shares)} kernels): median "
+                  f"{shares[len(shares) // 2]:.2f}, min {shares[0]:.2f}, max {shares[-1]:.2f}, "
+                  f">=0.7: {sum(x >= 0.7 for x in shares)}")
 
     if args.out:
         detail = {n: {"declined": declined[n].reason} if n in declined else
                   {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
                    **failure_detail(results[n]),
-                   "speedup": results[n].speedup_eager,
+                   "passes_loose": results[n].passes_loose,
+                   "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
+                   "bandwidth": bandwidth.get(n),
                    "evolved_speedup": evolved[n].speedup_eager if evolved[n] else None} for n in by_name}
         args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1))
 

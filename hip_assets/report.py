@@ -1,0 +1,135 @@
+"""KernelBench reports, one partition per model, and the nightly re-verification of the archive's best kernels."""
+
+import os
+
+import dagster as dg
+from pydantic import Field
+
+from hip_assets.run_links import run_metadata
+from hipforge.agents.base import Translator
+from hipforge.agents.llm.translator import EvaluateFn
+from hipforge.bench.models import make_translator, resolve_model
+from hipforge.bench.plots import markdown_image
+from hipforge.bench.report import LOOSE, STRICT, load_report_tasks, run_report
+from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves
+from hipforge.bench.report_store import kernel_lineage, latest_levels, previous_levels, record_report
+from hipforge.bench.report_tables import comparison_markdown, levels_markdown, seed_markdown
+from hipforge.bench.reverify import reverify_best
+from hipforge.llm import CallLog, ResponseCache, default_cache_dir
+from hipforge.paths import webserver_url
+from resources.executor import ExecutorResource
+from resources.warehouse import WarehouseResource
+
+GROUP = "reports"
+models_partitions = dg.DynamicPartitionsDefinition(name="models")
+REFERENCE_NOTE = ("No KernelBench source configured (set `HIPFORGE_KERNELBENCH` or the `source` config): this report "
+                  "runs on hipforge's reference library, single operators as L1, fusions as L2, blocks as L3.")
+
+
+class ReportConfig(dg.Config):
+    source: str = Field(default_factory=lambda: os.environ.get("HIPFORGE_KERNELBENCH", ""),
+                        description="KernelBench: level<N>/ folders, a .jsonl file or a dataset id; empty: the "
+                                    "reference library")
+    levels: list[int] = Field(default=[1, 2, 3])
+    only: list[str] = Field(default=[], description="keep tasks whose name contains one of these (empty: all)")
+    limit_per_level: int = Field(default=0, description="first N tasks of each level (0: all)")
+    base_model: str = Field(default_factory=lambda: os.environ.get("HIPFORGE_BASE_MODEL", ""),
+                            description="the 'baseline' model: a hub id or a local path")
+    llm_base_url: str | None = Field(default=None, description="another endpoint for the Gemini API (a proxy)")
+    attempts: int = Field(default=1, description="LLM models: attempts per task, each re-prompted with the verdict")
+    max_output_tokens: int = Field(default=8192, description="LLM models: the longest answer per attempt")
+
+
+def _run_link(run_id: str | None) -> str:
+    return f"[{run_id[:8]}]({webserver_url()}/runs/{run_id})" if run_id else "-"
+
+
+def _kernels_markdown(rows: list[dict], lineage: dict[str, dict]) -> str:
+    """Per task: the model's kernel, its verdicts, and its lineage (task, parents, evaluations, checkpoints)."""
+    lines = ["| task | L | kernel | verdict | 1e-4 | 1e-2 | speedup | task_id | parents | evaluations (run) | "
+             "trained into |", "|---" * 11 + "|"]
+    for r in rows:
+        node = lineage.get(r["kernel_id"] or "", {})
+        evals = ", ".join(f"{eid[:8]} {label} {_run_link(run)}" for eid, label, run in node.get("evaluations", []))
+        speedup = f"{r['speedup_eager']:.3f}" if r["speedup_eager"] else "-"
+        declined = (r["declined"] or "")[:80].replace("|", "/").replace("\n", " ")  # keep the table's cells
+        lines.append(f"| {r['task_name']} | {r['level']} | {r['kernel_id'] or '-'} | "
+                     f"{r['verdict'] or 'declined: ' + declined} | {r['correct_strict']:d} | "
+                     f"{r['correct_loose']:d} | {speedup} | {r['task_id']} | {', '.join(node.get('parents', []))} | "
+                     f"{evals} | {', '.join(node.get('checkpoints', [])) or '-'} |")
+    return "\n".join(lines)
+
+
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", partitions_def=models_partitions)
+def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, warehouse: WarehouseResource,
+                       executor: ExecutorResource) -> dg.MaterializeResult:
+    """KernelBench scores of one model (offline agents, Gemini, the base model or a checkpoint) per level:
+    compile and correct rates, fast_p, geomean speedup over eager and torch.compile, at fp32 1e-4 and 1e-2."""
+    store, run_id, model = warehouse.get(), context.run.run_id, context.partition_key
+    spec = resolve_model(model, store, config.base_model, config.llm_base_url)
+    task_set, tasks = load_report_tasks(config.source, config.levels, config.limit_per_level, executor.backend,
+                                        config.only)
+    if task_set == "reference":
+        context.log.info(REFERENCE_NOTE)
+    context.log.info(f"{model}: {len(tasks)} {task_set} tasks on the {executor.backend} backend")
+    log = CallLog(store, run_id, "report")
+
+    def progress(done: int, total: int, what: str) -> None:
+        context.log.info(f"{done}/{total} {what}")
+
+    cache = ResponseCache(default_cache_dir(), "read_write")
+
+    def translator(evaluate_fn: EvaluateFn) -> Translator:
+        return make_translator(spec, evaluate_fn, attempts=config.attempts, base_url=config.llm_base_url,
+                               cache=cache, log=log, max_output_tokens=config.max_output_tokens)
+
+    with log.batch():
+        outcomes = run_report(tasks, translator, executor.model_copy(update={"fp32_tolerance": LOOSE}), progress)
+    previous = previous_levels(store, model, task_set, executor.backend, run_id)
+    rows, levels = record_report(store, run_id, spec, task_set, executor.backend, executor.arch, outcomes)
+    by_model = latest_levels(store)
+    lineage = {n["kernel_id"]: n for n in kernel_lineage(store, [r["kernel_id"] for r in rows if r["kernel_id"]])}
+    metadata = {
+        "model": dg.MetadataValue.text(model), "task_set": dg.MetadataValue.text(task_set),
+        "backend": dg.MetadataValue.text(f"{executor.backend} {executor.arch}"),
+        "tasks": dg.MetadataValue.int(len(rows)),
+        "levels": dg.MetadataValue.md(levels_markdown(levels)),
+        "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model)),
+        "vs_previous_report": dg.MetadataValue.md(comparison_markdown(previous, levels)),
+        "compile_rates": dg.MetadataValue.md(markdown_image(compile_rate_bars(by_model), "compile rate per level")),
+        "fast_p": dg.MetadataValue.md(markdown_image(fast_p_curves(by_model), "fast_p curves")),
+        "kernels": dg.MetadataValue.md(_kernels_markdown(rows, lineage)),
+        **{f"L{r['level']} correct @{r['tolerance']:g}": dg.MetadataValue.float(r["correct"]) for r in levels},
+        **run_metadata(context),
+    }
+    if task_set == "reference":
+        metadata["note"] = dg.MetadataValue.md(REFERENCE_NOTE)
+    strict = [r for r in levels if r["tolerance"] == STRICT]
+    context.log.info(f"{model}: correct at 1e-4 per level " + ", ".join(f"L{r['level']} {r['correct']:.2f}"
+                                                                       for r in strict))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+class ReverifyConfig(dg.Config):
+    limit: int = Field(default=0, description="re-verify at most this many best kernels (0: all)")
+
+
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", deps=["kernel_archive"])
+def archive_reverification(context: dg.AssetExecutionContext, config: ReverifyConfig, warehouse: WarehouseResource,
+                           executor: ExecutorResource) -> dg.MaterializeResult:
+    """Each task's best kernel evaluated again on the current executor and toolchain; changed verdicts flagged."""
+    rows, skipped = reverify_best(warehouse.get(), executor, context.run.run_id, config.limit)
+    changed = [r for r in rows if r["changed"]]
+    for r in changed:
+        context.log.warning(f"kernel {r['kernel_id']} (task {r['task_id']}) was {r['previous_verdict']}, "
+                            f"now {r['verdict']}")
+    table = "\n".join(f"| {r['kernel_id']} | {r['task_id']} | {r['previous_verdict']} | {r['verdict']} | "
+                      f"{r['eval_id']} |" for r in changed)
+    return dg.MaterializeResult(metadata={
+        "reverified": dg.MetadataValue.int(len(rows)),
+        "verdict_changed": dg.MetadataValue.int(len(changed)),
+        "without_stored_task": dg.MetadataValue.int(skipped),
+        "changed": dg.MetadataValue.md("| kernel | task | was | now | evaluation |\n|---|---|---|---|---|\n" + table
+                                       if table else "no verdict changed"),
+        **run_metadata(context),
+    })

@@ -1,0 +1,51 @@
+"""The seed's report figures: compile-rate bars per level and model, and fast_p curves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hipforge.bench.plots import new_figure, to_png
+from hipforge.bench.report import LOOSE, STRICT, fast_column
+from hipforge.bench.scoring import FAST_P
+
+Levels = Mapping[str, Sequence[dict[str, Any]]]  # model -> its report's level rows
+
+
+def compile_rate_bars(by_model: Levels, tolerance: float = LOOSE) -> bytes:
+    """Grouped bars: compile rate (solid) and correct rate (hatched) per level, one colour per model."""
+    models = list(by_model)
+    levels = sorted({r["level"] for rows in by_model.values() for r in rows})
+    width = 0.8 / max(len(models), 1)
+    fig, ax = new_figure(max(5.0, 1.6 * len(levels) + 2), 3.4)
+    for i, model in enumerate(models):
+        rows = {r["level"]: r for r in by_model[model] if r["tolerance"] == tolerance}
+        xs = [j + i * width for j in range(len(levels))]
+        color = f"C{i % 10}"
+        ax.bar(xs, [rows[lv]["compiled"] if lv in rows else 0 for lv in levels], width, color=color, alpha=0.45,
+               label=f"{model} compiled")
+        ax.bar(xs, [rows[lv]["correct"] if lv in rows else 0 for lv in levels], width, color=color, hatch="//",
+               edgecolor="white", label=f"{model} correct")
+    ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(levels))], [f"L{lv}" for lv in levels])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel(f"share of tasks (fp32 tol {tolerance:g})")
+    ax.set_title("compile and correct rate per level")
+    ax.legend(fontsize=7, loc="upper right")
+    return to_png(fig)
+
+
+def fast_p_curves(by_model: Levels) -> bytes:
+    """fast_p over eager against p, one line per model and level; solid at 1e-2, dashed at 1e-4."""
+    fig, ax = new_figure(6.5, 3.6)
+    for i, (model, rows) in enumerate(by_model.items()):
+        for r in rows:
+            style = "-" if r["tolerance"] == LOOSE else "--"
+            label = f"{model} L{r['level']}" if r["tolerance"] == LOOSE else None
+            ax.plot(FAST_P, [r[fast_column(p)] for p in FAST_P], style, marker="o", markersize=3,
+                    color=f"C{(i * 3 + r['level']) % 10}", label=label)
+    ax.set_xlabel("p (speedup over PyTorch eager)")
+    ax.set_ylabel("fast_p (share of all tasks)")
+    ax.set_ylim(0, 1)
+    ax.set_title(f"fast_p (solid: fp32 tol {LOOSE:g}, dashed: {STRICT:g})")
+    ax.legend(fontsize=7)
+    return to_png(fig)

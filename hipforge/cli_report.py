@@ -1,0 +1,129 @@
+"""`hipforge report`: KernelBench scores per level beside the seed's table, stored or computed here; and the
+demo's reports (the offline agents and every trained checkpoint) through the real Dagster CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+
+from hipforge.bench.models import OFFLINE, checkpoint_key, has_table
+from hipforge.paths import REPO_ROOT, default_warehouse_path
+from hipforge.store import Warehouse
+
+# What `make demo` reports on the reference library: a few tasks per level keep the CPU run in minutes.
+DEMO_CONFIG = {"levels": [1, 2, 3], "limit_per_level": 2, "max_output_tokens": 256}
+
+
+def _show(console: Console, model: str, levels: list[dict], previous: list[dict] | None = None) -> None:
+    from hipforge.bench.report_tables import comparison_markdown, levels_markdown, seed_markdown
+
+    task_set = levels[0].get("task_set", "") if levels else ""
+    console.rule(f"{model} {task_set}".strip())
+    console.print(Markdown(levels_markdown(levels)))
+    console.print(Markdown(seed_markdown(levels, model)))
+    if previous is not None:
+        console.print(Markdown(comparison_markdown(previous, levels)))
+
+
+def _run(console: Console, store: Warehouse, model: str, source: str, levels: list[int], limit: int,
+         only: list[str], backend: str, arch: str, parallel: int, base_model: str) -> None:
+    from rich.progress import Progress
+
+    from hipforge.bench.models import make_translator, resolve_model
+    from hipforge.bench.report import LocalExecutor, load_report_tasks, report_config, run_report
+    from hipforge.bench.report_store import previous_levels, record_report
+    from hipforge.execution.config import EvalConfig
+
+    spec = resolve_model(model, store, base_model)
+    task_set, tasks = load_report_tasks(source, levels, limit, backend, only)
+    if task_set == "reference":
+        console.print("no KernelBench source given (--source or HIPFORGE_KERNELBENCH): the reference library")
+    run_id = f"cli-{uuid.uuid4().hex[:12]}"
+    with Progress(console=console) as bar:
+        job = bar.add_task(f"{model}: {len(tasks)} {task_set} tasks", total=len(tasks))
+
+        def progress(done: int, total: int, what: str) -> None:
+            bar.update(job, completed=done, total=total, description=what)
+
+        executor = LocalExecutor(report_config(EvalConfig(backend=backend, arch=arch)), parallel)
+        outcomes = run_report(tasks, lambda evaluate_fn: make_translator(spec, evaluate_fn), executor, progress)
+    previous = previous_levels(store, model, task_set, backend, run_id)
+    _, level_rows = record_report(store, run_id, spec, task_set, backend, arch, outcomes)
+    _show(console, model, level_rows, previous)
+    console.print(f"stored as run {run_id}")
+
+
+def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
+    @app.command()
+    def report(
+        model: Annotated[str | None, typer.Option(help="offline-agents, gemini[:<model>], baseline, "
+                                                       "checkpoint:<id> (default: every stored model)")] = None,
+        run: Annotated[bool, typer.Option("--run", help="compute a fresh report here (no Dagster)")] = False,
+        source: Annotated[str, typer.Option(envvar="HIPFORGE_KERNELBENCH", help="KernelBench; empty: the "
+                                                                                 "reference library")] = "",
+        levels: Annotated[str, typer.Option(help="comma-separated levels")] = "1,2,3",
+        limit: Annotated[int, typer.Option(help="first N tasks of each level (0: all)")] = 0,
+        only: Annotated[list[str] | None, typer.Option(help="keep tasks whose name contains this")] = None,
+        backend: Annotated[str, typer.Option(envvar="HIPFORGE_BACKEND")] = "cpu",
+        arch: Annotated[str, typer.Option(help="gfx950; sm_90 on cuda")] = "gfx950",
+        parallel: Annotated[int, typer.Option(help="evaluations in flight")] = 2,
+        base_model: Annotated[str, typer.Option(envvar="HIPFORGE_BASE_MODEL", help="the baseline model")] = "",
+        warehouse: Annotated[Path | None, typer.Option(help="DuckDB file")] = None,
+    ) -> None:
+        """KernelBench scores per level at fp32 1e-4 and 1e-2, beside the seed's table (DESIGN.md §1)."""
+        from hipforge.bench.report_store import latest_levels
+        from hipforge.llm import LLMConfigError
+
+        store = Warehouse(warehouse or default_warehouse_path())
+        try:
+            if run:
+                _run(console, store, model or OFFLINE, source, [int(x) for x in levels.split(",")], limit,
+                     only or [], backend, arch, parallel, base_model)
+                return
+            stored = latest_levels(store, model)
+        except (LLMConfigError, ValueError, FileNotFoundError) as err:
+            fail(str(err))
+        if not stored:
+            fail(f"no stored report{' of ' + model if model else ''}: materialize kernelbench_report, or use --run")
+        for name, rows in stored.items():
+            _show(console, name, rows)
+
+
+def demo_reports(env: dict[str, str], console: Console, fail: Callable[[str], None]) -> None:
+    """The report of the offline agents and of every trained checkpoint, each a Dagster run of its partition."""
+    import dagster as dg
+
+    store = Warehouse(default_warehouse_path())
+    keys = [OFFLINE]
+    with store.connect(read_only=True) as con:
+        if has_table(con, "checkpoints"):
+            keys += [checkpoint_key(row[0]) for row in
+                     con.execute("SELECT checkpoint_id FROM checkpoints ORDER BY created_at").fetchall()]
+    with contextlib.chdir(REPO_ROOT):  # where the Dagster CLI runs: dagster.yaml's storage paths are relative
+        instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
+        try:
+            instance.add_dynamic_partitions("models", keys)
+        finally:
+            instance.dispose()
+    config = json.dumps({"ops": {"kernelbench_report": {"config": DEMO_CONFIG}}})
+    for key in keys:
+        console.print(f"[bold]reporting[/bold] {key}")
+        command = [sys.executable, "-m", "dagster", "asset", "materialize", "--select", "kernelbench_report",
+                   "--partition", key, "--config-json", config, "-m", "hip_assets.definitions"]
+        if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
+            fail(f"the report of {key} failed; the Dagster log above names the step")
+    from hipforge.bench.report_store import latest_levels
+
+    for key in keys:
+        for name, rows in latest_levels(store, key).items():
+            _show(console, name, rows)

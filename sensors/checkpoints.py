@@ -1,0 +1,34 @@
+"""Launch a KernelBench report for every new trained checkpoint (a row in the warehouse's `checkpoints` table)."""
+
+import json
+
+import dagster as dg
+
+from hip_assets.report import kernelbench_report, models_partitions
+from hipforge.bench.models import checkpoint_key, has_table
+from resources.warehouse import WarehouseResource
+
+
+@dg.sensor(target=kernelbench_report, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
+def new_checkpoints(context: dg.SensorEvaluationContext,
+                    warehouse: WarehouseResource) -> dg.SensorResult | dg.SkipReason:
+    """Adds a `checkpoint:<id>` model partition and requests its report; the cursor holds the ids seen."""
+    store = warehouse.get()
+    if not store.path.exists():
+        return dg.SkipReason(f"no warehouse at {store.path} yet")
+    with store.connect(read_only=True) as con:
+        if not has_table(con, "checkpoints"):
+            return dg.SkipReason("the warehouse has no checkpoints table yet: no model has been trained")
+        ids = [row[0] for row in con.execute("SELECT checkpoint_id FROM checkpoints ORDER BY created_at, checkpoint_id")
+               .fetchall()]
+    seen = set(json.loads(context.cursor)) if context.cursor else set()
+    fresh = [cid for cid in ids if cid not in seen]
+    if not fresh:
+        return dg.SkipReason(f"no new checkpoints ({len(seen)} seen)")
+    keys = [checkpoint_key(cid) for cid in fresh]
+    missing = [k for k in keys if not context.instance.has_dynamic_partition(models_partitions.name, k)]
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(run_key=f"report-{key}", partition_key=key) for key in keys],
+        dynamic_partitions_requests=[models_partitions.build_add_request(missing)] if missing else [],
+        cursor=json.dumps(sorted(seen | set(fresh))),
+    )

@@ -1,0 +1,89 @@
+"""The nightly schedule and the new-checkpoint sensor, evaluated with Dagster's own test contexts:
+run requests per model, cursors, skip reasons, no duplicate runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from hip_assets.definitions import defs
+from hipforge.bench.models import OFFLINE, checkpoint_key
+from hipforge.store import Warehouse
+from resources.warehouse import WarehouseResource
+from sensors.checkpoints import new_checkpoints
+from sensors.nightly import nightly_reevaluation
+
+
+@pytest.fixture
+def instance(tmp_path: Path):
+    with dg.instance_for_test(temp_dir=str(tmp_path)) as inst:
+        yield inst
+
+
+def _nightly(instance: dg.DagsterInstance, night: dt.datetime) -> list[dg.RunRequest]:
+    context = dg.build_schedule_context(instance=instance, scheduled_execution_time=night,
+                                        repository_def=defs.get_repository_def())
+    return list(nightly_reevaluation.evaluate_tick(context).run_requests or [])
+
+
+def test_nightly_reverifies_then_reports_every_model(instance: dg.DagsterInstance) -> None:
+    night = dt.datetime(2026, 11, 29, 3, tzinfo=dt.UTC)
+    assert [r.asset_selection[0].to_user_string() for r in _nightly(instance, night)] == ["archive_reverification"]
+    instance.add_dynamic_partitions("models", [OFFLINE, checkpoint_key("ck1")])
+    requests = _nightly(instance, night)
+    reports = [r for r in requests if r.partition_key]
+    assert sorted(r.partition_key for r in reports) == sorted([OFFLINE, checkpoint_key("ck1")])
+    assert all(r.asset_selection[0].to_user_string() == "kernelbench_report" for r in reports)
+    keys = {r.run_key for r in requests}
+    assert len(keys) == 3 and keys == {r.run_key for r in _nightly(instance, night)}  # same night: same keys
+    assert keys.isdisjoint(r.run_key for r in _nightly(instance, night + dt.timedelta(days=1)))
+    assert nightly_reevaluation.cron_schedule == "0 3 * * *"
+
+
+def _tick(instance: dg.DagsterInstance, db: Path, cursor: str | None) -> dg.SensorResult | dg.SkipReason:
+    context = dg.build_sensor_context(instance=instance, cursor=cursor,
+                                      resources={"warehouse": WarehouseResource(path=str(db))})
+    return new_checkpoints(context)
+
+
+def _checkpoint(store: Warehouse, checkpoint_id: str) -> None:
+    with store.connect() as con:
+        con.execute("INSERT INTO checkpoints VALUES (?, 'sft', 'tiny', ?, 'snap', '{}', NULL, 'train-run', "
+                    "current_timestamp)", [checkpoint_id, f"/ckpt/{checkpoint_id}"])
+
+
+def test_checkpoint_sensor_reports_each_new_checkpoint_once(instance: dg.DagsterInstance, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    skipped = _tick(instance, db, None)
+    assert isinstance(skipped, dg.SkipReason) and "no warehouse" in skipped.skip_message
+    store = Warehouse(db)
+    with store.connect() as con:  # a warehouse from before training existed: no checkpoints table
+        con.execute("DROP TABLE checkpoints")
+    skipped = _tick(instance, db, None)
+    assert isinstance(skipped, dg.SkipReason) and "no checkpoints table" in skipped.skip_message
+
+    store = Warehouse(tmp_path / "w2.duckdb")
+    db = store.path
+    _checkpoint(store, "ck1")
+    first = _tick(instance, db, None)
+    assert isinstance(first, dg.SensorResult)
+    assert [r.partition_key for r in first.run_requests] == [checkpoint_key("ck1")]
+    assert first.dynamic_partitions_requests[0].partition_keys == [checkpoint_key("ck1")]
+    assert json.loads(first.cursor) == ["ck1"]
+    again = _tick(instance, db, first.cursor)
+    assert isinstance(again, dg.SkipReason) and "1 seen" in again.skip_message  # no duplicate run
+
+    instance.add_dynamic_partitions("models", [checkpoint_key("ck1")])
+    _checkpoint(store, "ck2")
+    second = _tick(instance, db, first.cursor)
+    assert [r.partition_key for r in second.run_requests] == [checkpoint_key("ck2")]
+    assert second.run_requests[0].run_key != first.run_requests[0].run_key
+    assert second.dynamic_partitions_requests[0].partition_keys == [checkpoint_key("ck2")]
+    # a lost cursor re-requests ck1 under the same run key (Dagster drops the duplicate) and adds no partition twice
+    replay = _tick(instance, db, None)
+    assert {r.run_key for r in replay.run_requests} == {first.run_requests[0].run_key, second.run_requests[0].run_key}
+    assert replay.dynamic_partitions_requests[0].partition_keys == [checkpoint_key("ck2")]

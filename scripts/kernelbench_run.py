@@ -135,6 +135,37 @@ def main() -> None:
     failures = Counter(r.verdict.value for r in results.values() if r is not None and r.verdict.value != "correct")
     print(f"\ndeclined {len(declined)}: {dict(reasons.most_common(12))}\nfailed verdicts: {dict(failures)}")
 
+
+    def bandwidth_of(table: dict, stage: str) -> dict:
+        """Pure elementwise kernels against a device-to-device copy measured now (GPU backends only)."""
+        if args.backend == "cpu":
+            return {}
+        elementwise = [(n, by_name[n].source, table[n].runtime.median_ms) for n in names
+                       if made[n].params.get("strategy") == "elementwise" and table[n] is not None
+                       and table[n].verdict.value == "correct" and table[n].runtime]
+        bandwidth = bandwidth_shares(elementwise)
+        shares = sorted(b["share"] for b in bandwidth.values())
+        if shares:
+            print(f"\nelementwise bandwidth share of a D2D copy, {stage} ({len(shares)} kernels): median "
+                  f"{shares[len(shares) // 2]:.2f}, min {shares[0]:.2f}, max {shares[-1]:.2f}, "
+                  f">=0.7: {sum(x >= 0.7 for x in shares)}", flush=True)
+        return bandwidth
+
+    def write(evolved: dict, bandwidth: dict) -> None:
+        """The JSON so far: a run cut short by its time limit keeps every finished stage."""
+        if not args.out:
+            return
+        detail = {n: {"declined": declined[n].reason} if n in declined else
+                  {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
+                   **failure_detail(results[n]), "passes_loose": results[n].passes_loose,
+                   "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
+                   "bandwidth": bandwidth.get(n),
+                   "evolved_speedup": evolved[n].speedup_eager if evolved[n] else None,
+                   "evolved_speedup_compiled": evolved[n].speedup_compiled if evolved[n] else None}
+                  for n in by_name}
+        args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1))
+
+    write(results, bandwidth_of(results, "translated"))
     evolved = dict(results)
     targets = [n for n in names if by_name[n].level in {int(x) for x in args.evolve_levels.split(",")}
                and results[n] is not None and results[n].verdict.value == "correct"]
@@ -155,27 +186,7 @@ def main() -> None:
         if compiled_levels and (stage == "translated" or evolved is not results):
             print(f"\nover torch.compile ({stage}):")
             rows.append(score_table(stage, table, by_name, sorted(compiled_levels & set(levels)), over="compiled"))
-    bandwidth = {}
-    if args.backend != "cpu":  # pure elementwise kernels against a device-to-device copy measured now
-        elementwise = [(n, by_name[n].source, evolved[n].runtime.median_ms) for n in names
-                       if made[n].params.get("strategy") == "elementwise" and evolved[n] is not None
-                       and evolved[n].verdict.value == "correct" and evolved[n].runtime]
-        bandwidth = bandwidth_shares(elementwise)
-        shares = sorted(b["share"] for b in bandwidth.values())
-        if shares:
-            print(f"\nelementwise bandwidth share of a D2D copy ({len(shares)} kernels): median "
-                  f"{shares[len(shares) // 2]:.2f}, min {shares[0]:.2f}, max {shares[-1]:.2f}, "
-                  f">=0.7: {sum(x >= 0.7 for x in shares)}")
-
-    if args.out:
-        detail = {n: {"declined": declined[n].reason} if n in declined else
-                  {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
-                   **failure_detail(results[n]),
-                   "passes_loose": results[n].passes_loose,
-                   "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
-                   "bandwidth": bandwidth.get(n),
-                   "evolved_speedup": evolved[n].speedup_eager if evolved[n] else None} for n in by_name}
-        args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1))
+    write(evolved, bandwidth_of(evolved, "best"))
 
 
 if __name__ == "__main__":

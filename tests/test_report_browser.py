@@ -105,6 +105,16 @@ def _wait_for_plots(page, url: str, timeout_s: float = 420) -> None:  # noqa: AN
         image.wait_for(state="detached", timeout=10_000)
 
 
+def _finished_run(home: Path, monkeypatch: pytest.MonkeyPatch, timeout_s: float = 60.0) -> dg.DagsterRun:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with _instance(home, monkeypatch) as instance:
+            (run,) = instance.get_runs()
+        if run.is_finished or time.monotonic() > deadline:
+            return run
+        time.sleep(1.0)
+
+
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed (make setup as root)")
 def test_report_launched_from_the_ui_shows_its_plots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from playwright.sync_api import sync_playwright
@@ -122,9 +132,9 @@ def test_report_launched_from_the_ui_shows_its_plots(tmp_path: Path, monkeypatch
         _launch_from_ui(page, url)
         _wait_for_plots(page, url)
         browser.close()
+        run = _finished_run(home, monkeypatch)  # the run ends just after its materialization: wait for it
 
     with _instance(home, monkeypatch) as instance:
-        (run,) = instance.get_runs()
         event = instance.get_latest_materialization_event(dg.AssetKey("kernelbench_report"))
     assert run.status == dg.DagsterRunStatus.SUCCESS and run.tags["dagster/partition"] == OFFLINE
     meta = event.asset_materialization.metadata

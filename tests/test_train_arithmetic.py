@@ -88,7 +88,10 @@ def test_reward_is_zero_unless_correct_and_capped_at_3x() -> None:
 
 def test_reward_coverage_term_and_lazy_rejection() -> None:
     assert RewardRule()(_correct(1.0), coverage=0.2) == 1.0  # default: coverage ignored
-    assert RewardRule(coverage_weight=0.5)(_correct(1.0), coverage=0.8) == pytest.approx(1.4)
+    assert RewardRule(coverage_weight=0.5)(_correct(2.0), coverage=0.8) == pytest.approx(2.0 * 0.9)
+    assert RewardRule(coverage_weight=0.5)(_correct(2.0)) == pytest.approx(2.0)  # not profiled: not scaled
+    with pytest.raises(ValueError, match="coverage_weight"):
+        RewardRule(coverage_weight=1.5)
     lazy = RewardRule(lazy_below=0.3)
     assert lazy(_correct(2.0), coverage=0.1) == 0.0 and lazy(_correct(2.0), coverage=0.5) == 2.0
     custom = RewardRule(reject=lambda result, coverage: (result.speedup_eager or 0) > 2.5)

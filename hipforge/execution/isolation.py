@@ -55,7 +55,10 @@ def enter_isolation(job: dict[str, Any]) -> list[str]:
     os.umask(0o002)
     os.chdir(work)
     os.makedirs("tmp", exist_ok=True)
+    # torch.compile's caches: inductor pins its dir in the environment on first use (the warm server's /tmp,
+    # read-only here), so name per-job writable ones explicitly
     os.environ.update(HOME=work, TMPDIR=f"{work}/tmp", PWD=work, USER="sandbox", LOGNAME="sandbox",
+                      TORCHINDUCTOR_CACHE_DIR=f"{work}/tmp/inductor", TRITON_CACHE_DIR=f"{work}/tmp/triton",
                       HIPFORGE_COMPILE_CACHE=cache, **{CANARY: os.urandom(8).hex()})
     tempfile.tempdir = None
     return mechanisms

@@ -11,7 +11,7 @@ from hipforge.agents.llm.translator import EvaluateFn
 from hipforge.bench.models import make_translator, resolve_model
 from hipforge.bench.plots import markdown_image
 from hipforge.bench.report import LOOSE, STRICT, load_report_tasks, run_report
-from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves
+from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves, roofline_images
 from hipforge.bench.report_store import kernel_lineage, latest_levels, previous_levels, record_report
 from hipforge.bench.report_tables import comparison_markdown, levels_markdown, seed_markdown
 from hipforge.bench.reverify import reverify_best
@@ -102,6 +102,9 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
         **{f"L{r['level']} correct @{r['tolerance']:g}": dg.MetadataValue.float(r["correct"]) for r in levels},
         **run_metadata(context),
     }
+    device = "cpu" if executor.backend == "cpu" else "cuda"  # ROCm builds of torch name their GPUs cuda too
+    for level, png in roofline_images(outcomes, device).items():
+        metadata[f"roofline L{level}"] = dg.MetadataValue.md(markdown_image(png, f"roofline, level {level}"))
     if task_set == "reference":
         metadata["note"] = dg.MetadataValue.md(REFERENCE_NOTE)
     strict = [r for r in levels if r["tolerance"] == STRICT]

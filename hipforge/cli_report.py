@@ -108,7 +108,8 @@ def demo_reports(env: dict[str, str], console: Console, fail: Callable[[str], No
     with store.connect(read_only=True) as con:
         if has_table(con, "checkpoints"):
             keys += [checkpoint_key(row[0]) for row in
-                     con.execute("SELECT checkpoint_id FROM checkpoints ORDER BY created_at").fetchall()]
+                     con.execute("SELECT checkpoint_id FROM checkpoints QUALIFY row_number() OVER "  # newest per stage
+                                 "(PARTITION BY stage ORDER BY created_at DESC) = 1 ORDER BY created_at").fetchall()]
     with contextlib.chdir(REPO_ROOT):  # where the Dagster CLI runs: dagster.yaml's storage paths are relative
         instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
         try:

@@ -190,3 +190,23 @@ def test_reverification_flags_changed_verdicts_and_the_archive_drops_them(wareho
     with warehouse.connect(read_only=True) as con:
         flagged = con.execute("SELECT task_id, previous_verdict, run_id FROM reverifications WHERE changed").fetchall()
     assert flagged == [("t2", "correct", "nightly")]
+
+
+def test_roofline_places_correct_kernels_with_flops_per_level(tmp_path, monkeypatch) -> None:
+    from hipforge.bench.report_plots import roofline_images
+    from hipforge.tasks.library import library_task
+
+    monkeypatch.setenv("HIPFORGE_SANDBOX_CACHE", str(tmp_path))  # the measured CPU peaks are cached here
+    gemm = library_task("gemm/matmul_square").source
+    relu = library_task("elementwise/relu").source
+    outcomes = [
+        TaskOutcome(ReportTask("g", "L1/matmul", 1, gemm, gemm), Candidate("k", "t"), None,
+                    result(Verdict.CORRECT, speedup=1.5)),
+        TaskOutcome(ReportTask("r", "L1/relu", 1, relu, relu), Candidate("k", "t"), None,
+                    result(Verdict.CORRECT)),  # no FLOPs in torch's counter: left out, and said so
+        TaskOutcome(ReportTask("w", "L2/wrong", 2, gemm, gemm), Candidate("k", "t"), None,
+                    result(Verdict.INCORRECT)),  # only correct kernels have a place
+    ]
+    plots = roofline_images(outcomes, "cpu")
+    assert list(plots) == ["1"] and plots["1"].startswith(b"\x89PNG")
+    assert (tmp_path / "peaks.json").exists()

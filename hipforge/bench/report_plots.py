@@ -6,8 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hipforge.bench.plots import new_figure, to_png
-from hipforge.bench.report import LOOSE, STRICT, fast_column
+from hipforge.bench.plots_roofline import RooflinePoint, roofline_by_level
+from hipforge.bench.report import LOOSE, STRICT, TaskOutcome, fast_column
 from hipforge.bench.scoring import FAST_P
+from hipforge.execution.profile.peaks import device_peaks
+from hipforge.execution.verdict import Verdict
+from hipforge.tasks.worker import work_profile
 
 Levels = Mapping[str, Sequence[dict[str, Any]]]  # model -> its report's level rows
 
@@ -49,3 +53,21 @@ def fast_p_curves(by_model: Levels) -> bytes:
     ax.set_title(f"fast_p (solid: fp32 tol {LOOSE:g}, dashed: {STRICT:g})")
     ax.legend(fontsize=7)
     return to_png(fig)
+
+
+def roofline_images(outcomes: list[TaskOutcome], device: str) -> dict[str, bytes]:
+    """Each correct kernel as a roofline point per level, under this device's measured roofs: the task's FLOPs
+    and least bytes at the size that ran, over the measured median (an estimate, not hardware counters)."""
+    points = []
+    for outcome in outcomes:
+        result = outcome.result
+        if result is None or result.verdict != Verdict.CORRECT or not result.runtime:
+            continue
+        work = work_profile(outcome.task.eval_source)
+        if work.get("flops") is not None and work.get("bytes"):
+            points.append(RooflinePoint(outcome.task.name.rsplit("/", 1)[-1][:28], str(outcome.task.level),
+                                        work["flops"], work["bytes"], result.runtime.median_ms))
+    if not points:
+        return {}
+    sizes = {"copy_mb": 256, "matmul_n": 2048} if device == "cpu" else {}  # a CPU's peaks in seconds, not minutes
+    return roofline_by_level(points, device_peaks(device, **sizes), f"roofline on {device}")

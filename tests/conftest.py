@@ -15,7 +15,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def kernelbench_jsonl() -> Path:
     """KernelBench problems live beside the checkout (shared/), never inside it."""
     configured = os.environ.get("HIPFORGE_KERNELBENCH_PATH")
-    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "kernelbench" / "kernelbench_l1_l2a_l3.jsonl"
+    default = REPO_ROOT.parent / "shared" / "kernelbench" / "kernelbench_l1_l2a_l3.jsonl"
+    return Path(configured) if configured else default
 
 
 @pytest.fixture

@@ -20,7 +20,8 @@ def test_directory_of_level_folders(tmp_path: Path) -> None:
         for name in files:
             (folder / name).write_text(PROBLEM)
     problems = load_kernelbench(str(tmp_path))
-    assert [(p.level, p.problem_id, p.name) for p in problems] == [(1, 2, "Relu"), (1, 10, "Matmul"), (2, 1, "Conv_ReLU")]
+    found = [(p.level, p.problem_id, p.name) for p in problems]
+    assert found == [(1, 2, "Relu"), (1, 10, "Matmul"), (2, 1, "Conv_ReLU")]
     assert problems[0].task_name == "kernelbench/L1/2_Relu"
     assert [p.problem_id for p in load_kernelbench(str(tmp_path), levels=[1], limit=1)] == [2]
 

@@ -30,7 +30,8 @@ def test_distribution_table_spans_accepted_tasks_per_mode() -> None:
     table = distribution_table(OUTCOMES)
     rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
     assert set(rows) == {"composition", "constraint", "mutation"}
-    assert "| 2 |" in rows["composition"] and "8.19e+03 / 6.96e+04 / 1.31e+05" in rows["composition"]  # 128*64 and 16*8*32*32
+    # 128*64 and 16*8*32*32
+    assert "| 2 |" in rows["composition"] and "8.19e+03 / 6.96e+04 / 1.31e+05" in rows["composition"]
     assert "4e+03 / 1e+04 / 1.6e+04" in rows["composition"]
     assert "1e+12" not in table  # the rejected task does not count
     assert rows["constraint"].split("|")[4].strip() == "-"  # no FLOP count for it

@@ -9,9 +9,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -49,9 +49,9 @@ def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False) -> 
             try:
                 with urllib.request.urlopen(f"{url}/server_info", timeout=5):
                     break
-            except OSError:
+            except OSError as err:
                 if time.monotonic() > deadline or procs[0].poll() is not None:
-                    raise RuntimeError("the Dagster webserver did not come up")
+                    raise RuntimeError("the Dagster webserver did not come up") from err
                 time.sleep(1)
         yield url
     finally:

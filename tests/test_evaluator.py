@@ -87,6 +87,13 @@ def test_gfx950_gate_runs_first_and_keeps_its_log() -> None:
     rejected = evaluate(BROKEN_HIP, CORPUS["relu"].task_source, gated)
     assert rejected.verdict == Verdict.COMPILE_ERROR and rejected.phase == "gate"
     assert rejected.gate_ok is False and "expected ';'" in rejected.gate_log
+    # the same sources again: clang is not run twice, the verdicts and logs are the same
+    again, rejected_again = run("relu", gated), evaluate(BROKEN_HIP, CORPUS["relu"].task_source, gated)
+    assert again.verdict == Verdict.CORRECT and again.gate_ok is True
+    assert rejected_again.verdict == Verdict.COMPILE_ERROR and rejected_again.phase == "gate"
+    for result in (again, rejected_again):
+        assert result.gate_log.startswith("(gate verdict cached by content)")
+    assert "expected ';'" in rejected_again.gate_log
 
 
 def test_evaluate_many_streams_every_item() -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from hipforge.execution.antihack_static import Finding, blocking, scan
 from hipforge.execution.baselines import BaselineCache
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.gate_cache import GateCache
 from hipforge.execution.sandbox import Outcome, Server, resolve_mode
 from hipforge.execution.verdict import EvalResult, Verdict
 
@@ -55,14 +56,17 @@ def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig,
                           hack_check=hit.check)
     mode = resolve_mode(cfg.isolation)
     pool = _pools.setdefault(mode, _Pool(mode))
-    baselines = BaselineCache(Path(cfg.cache_dir) / "baselines")
-    key = baselines.key(task_source, cfg)
-    job = {**_job(candidate_source, task_source, cfg, mode), "baseline": baselines.get(key)}
+    baselines, gates = BaselineCache(Path(cfg.cache_dir) / "baselines"), GateCache(Path(cfg.cache_dir) / "gate")
+    key, gate_key = baselines.key(task_source, cfg), gates.key(candidate_source, cfg.arch)
+    job = {**_job(candidate_source, task_source, cfg, mode), "baseline": baselines.get(key),
+           "gate_known": gates.get(gate_key) if cfg.gate else None}
     with pool.server() as server:
         outcome = server.run(job, run_lock or pool.run_lock)
     result = _classify(outcome, cfg, findings, mode)
     if result.verdict == Verdict.CORRECT and job["baseline"] is None:
         baselines.put(key, result.to_dict())
+    if job["gate_known"] is None and result.gate_ok is not None:  # judged by clang in this very job
+        gates.put(gate_key, result.gate_ok, result.gate_log)
     return result
 
 

@@ -134,9 +134,14 @@ class _Run:
         if reason := gate.unavailable_reason():
             self.res["gate_log"] = reason
             return
-        result = gate.check_candidate(self.job["candidate_source"])
-        self.res.update(gate_log=result.log, gate_ok=result.ok)
-        if not result.ok:
+        known = self.job.get("gate_known")  # this source's verdict from an earlier job (the parent's cache)
+        if known is None:
+            result = gate.check_candidate(self.job["candidate_source"])
+            ok, log = result.ok, result.log
+        else:
+            ok, log = known["ok"], f"(gate verdict cached by content)\n{known['log']}"
+        self.res.update(gate_log=log, gate_ok=ok)
+        if not ok:
             raise Stop("compile_error", f"the {arch} compile gate rejects the HIP source", phase="gate")
 
     def load_inline(self, *args: Any, **kwargs: Any) -> Any:

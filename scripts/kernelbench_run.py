@@ -169,7 +169,8 @@ def main() -> None:
     evolved = dict(results)
     targets = [n for n in names if by_name[n].level in {int(x) for x in args.evolve_levels.split(",")}
                and results[n] is not None and results[n].verdict.value == "correct"]
-    if args.evolve > 0 and targets:
+    evolving = args.evolve > 0 and bool(targets)
+    if evolving:
         def one(name: str):  # noqa: ANN202
             p = by_name[name]
             run = evolve(AgentTask(name, name, p.source), offline_generate,
@@ -182,10 +183,10 @@ def main() -> None:
                     evolved[name] = best.result
         print(f"evolved {len(targets)} tasks ({args.evolve} evaluations each) by {time.monotonic() - started:.0f} s")
         rows.append(score_table("evolved", evolved, by_name, levels))
-    for stage, table in (("translated", results), ("evolved", evolved)):
-        if compiled_levels and (stage == "translated" or evolved is not results):
-            print(f"\nover torch.compile ({stage}):")
-            rows.append(score_table(stage, table, by_name, sorted(compiled_levels & set(levels)), over="compiled"))
+    stages = (("translated", results), ("evolved", evolved)) if evolving else (("translated", results),)
+    for stage, table in stages if compiled_levels else ():
+        print(f"\nover torch.compile ({stage}):")
+        rows.append(score_table(stage, table, by_name, sorted(compiled_levels & set(levels)), over="compiled"))
     write(evolved, bandwidth_of(evolved, "best"))
 
 

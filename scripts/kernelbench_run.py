@@ -123,18 +123,35 @@ def main() -> None:
     by_name = {p.task_name: p for p in problems}
     names = list(made)
     results = dict.fromkeys(by_name)
+    rows: list = []
+
+    def write(evolved: dict, bandwidth: dict) -> None:
+        """The JSON so far: a run cut short by its time limit keeps every finished stage."""
+        if not args.out:
+            return
+        detail = {n: {"declined": declined[n].reason} if n in declined else
+                  {} if results[n] is None else  # not evaluated yet
+                  {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
+                   **failure_detail(results[n]), "passes_loose": results[n].passes_loose,
+                   "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
+                   "bandwidth": bandwidth.get(n),
+                   "evolved_speedup": evolved[n].speedup_eager if evolved.get(n) else None,
+                   "evolved_speedup_compiled": evolved[n].speedup_compiled if evolved.get(n) else None}
+                  for n in by_name}
+        args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1, default=str))
+
     for config in configs.values():  # one batch per reference protocol
         batch = [n for n in names if config_of(by_name[n]) is config]
         for index, result in evaluate_many([(made[n].source, checked(by_name[n])) for n in batch], config,
                                            args.parallel):
             results[batch[index]] = result
+            write(results, {})  # a run cut short keeps every verdict so far
     print(f"translated and evaluated {len(names)} of {len(problems)} in {time.monotonic() - started:.0f} s")
     levels = sorted({p.level for p in problems})
-    rows = [score_table("translated", results, by_name, levels)]
+    rows.append(score_table("translated", results, by_name, levels))
     reasons = Counter(d.reason[:70] for d in declined.values())
     failures = Counter(r.verdict.value for r in results.values() if r is not None and r.verdict.value != "correct")
     print(f"\ndeclined {len(declined)}: {dict(reasons.most_common(12))}\nfailed verdicts: {dict(failures)}")
-
 
     def bandwidth_of(table: dict, stage: str) -> dict:
         """Pure elementwise kernels against a device-to-device copy measured now (GPU backends only)."""
@@ -150,20 +167,6 @@ def main() -> None:
                   f"{shares[len(shares) // 2]:.2f}, min {shares[0]:.2f}, max {shares[-1]:.2f}, "
                   f">=0.7: {sum(x >= 0.7 for x in shares)}", flush=True)
         return bandwidth
-
-    def write(evolved: dict, bandwidth: dict) -> None:
-        """The JSON so far: a run cut short by its time limit keeps every finished stage."""
-        if not args.out:
-            return
-        detail = {n: {"declined": declined[n].reason} if n in declined else
-                  {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
-                   **failure_detail(results[n]), "passes_loose": results[n].passes_loose,
-                   "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
-                   "bandwidth": bandwidth.get(n),
-                   "evolved_speedup": evolved[n].speedup_eager if evolved[n] else None,
-                   "evolved_speedup_compiled": evolved[n].speedup_compiled if evolved[n] else None}
-                  for n in by_name}
-        args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1))
 
     write(results, bandwidth_of(results, "translated"))
     evolved = dict(results)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -123,3 +126,18 @@ def test_review_flag_for_huge_speedups() -> None:
                         ref_eager=Timing(2.0, 2.0, 2.0, 0.0, 5))
     result.finish_speedups()
     assert result.speedup_eager == pytest.approx(20.0) and result.flagged_for_review
+
+
+def test_compiled_reference_is_timed_when_asked() -> None:
+    """torch.compile is warmed before the candidate loads, then timed beside eager (inductor on CPU here)."""
+    cache = tempfile.mkdtemp(prefix="hipforge-test-cache-")  # fresh: no baseline cached by an earlier run
+    os.chmod(cache, 0o777)  # the sandbox user writes there
+    try:
+        result = run("relu", EvalConfig(timed_trials=3, warmup=1, gate=False, time_compiled_ref=True,
+                                        cache_dir=cache))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    assert result.verdict == Verdict.CORRECT, result.message + result.traceback
+    assert "torch.compile reference failed" not in result.message
+    assert result.ref_compiled and result.ref_compiled.trials == 3
+    assert result.speedup_compiled == pytest.approx(result.ref_compiled.median_ms / result.runtime.median_ms)

@@ -17,6 +17,11 @@ from hipforge.execution.verdict import Timing
 _perf_counter = time.perf_counter
 
 
+# Outputs are compared a slice at a time: float64 copies of a KernelBench-size output (1.6e9 elements)
+# would take 13 GB each, and several of them at once do not fit beside the inputs.
+CHUNK_ELEMENTS = 1 << 24
+
+
 def compare_outputs(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> dict[str, Any]:
     if len(flat) != len(ref_flat):
         return {"ok": False, "message": f"returns {len(flat)} outputs, the reference {len(ref_flat)}"}
@@ -26,16 +31,19 @@ def compare_outputs(flat: list[Any], ref_flat: list[Any], cfg: EvalConfig) -> di
             got, want = f"{tuple(o.shape)} {o.dtype}", f"{tuple(r.shape)} {r.dtype}"
             return {"ok": False, "message": f"output {got}, reference {want}"}
         atol, rtol = cfg.tolerance(str(r.dtype))
-        diff = (o.double() - r.double()).abs().nan_to_num(0.0)
-        rel = diff / r.double().abs().clamp_min(max(atol, 1e-12))
-        if diff.numel():
+        close = loose = True
+        for oc, rc in _slices(o, r):
+            diff = (oc - rc).abs().nan_to_num(0.0)
+            rel = diff / rc.abs().clamp_min(max(atol, 1e-12))
             report.update(abs=max(report["abs"], diff.max().item()), rel=max(report["rel"], rel.max().item()))
+            close = close and _close(oc, rc, atol, rtol)
+            loose = loose and _close(oc, rc, *LOOSE_FP32)
         report.update(atol=atol, rtol=rtol)
-        if not allclose_all([o], [r], atol, rtol):
+        if not close:
             message = f"max abs error {report['abs']:.3g}, atol={atol:g}, rtol={rtol:g}"
             report.update(ok=False, message=message)
         if r.dtype.is_floating_point and r.element_size() >= 4:
-            report["loose"] = report["loose"] and allclose_all([o], [r], *LOOSE_FP32)
+            report["loose"] = report["loose"] and loose
     return report
 
 
@@ -48,11 +56,22 @@ def summarize_errors(reports: list[dict[str, Any]], res: dict[str, Any]) -> None
 
 
 def allclose_all(a: list[Any], b: list[Any], atol: float = 1e-4, rtol: float = 1e-4) -> bool:
+    return len(a) == len(b) and all(
+        x.shape == y.shape and all(_close(xc, yc, atol, rtol) for xc, yc in _slices(x, y))
+        for x, y in zip(a, b, strict=True))
+
+
+def _slices(x: Any, y: Any) -> Any:
+    """Matching flat float64 slices of two same-shape tensors, CHUNK_ELEMENTS at a time."""
+    xf, yf = x.reshape(-1), y.reshape(-1)
+    for start in range(0, xf.numel(), CHUNK_ELEMENTS):
+        yield xf[start:start + CHUNK_ELEMENTS].double(), yf[start:start + CHUNK_ELEMENTS].double()
+
+
+def _close(x: Any, y: Any, atol: float, rtol: float) -> bool:
     import torch
 
-    return len(a) == len(b) and all(
-        x.shape == y.shape and torch.allclose(x.double(), y.double(), atol=atol, rtol=rtol, equal_nan=True)
-        for x, y in zip(a, b, strict=True))
+    return torch.allclose(x, y, atol=atol, rtol=rtol, equal_nan=True)
 
 
 def time_callable(fn: Callable[[], Any], cfg: EvalConfig, device: str) -> dict[str, Any]:

@@ -95,6 +95,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N problems of each level (0: all)")
     parser.add_argument("--exclude", default="", help="skip problems whose task name (kernelbench/L1/54_conv_...) "
                         "matches this regex (case-insensitive), e.g. 'L1/.*conv'")
+    parser.add_argument("--only", default="", help="keep only problems whose task name matches this regex")
     parser.add_argument("--evolve", type=int, default=0, help="evaluations per task spent evolving correct kernels")
     parser.add_argument("--evolve-levels", default="2")
     parser.add_argument("--compiled-levels", default="", help="also time the reference under torch.compile on these "
@@ -111,6 +112,8 @@ def main() -> None:
     problems = load_kernelbench(args.source, [int(x) for x in args.levels.split(",")], args.limit)
     if args.exclude:
         problems = [p for p in problems if not re.search(args.exclude, p.task_name, re.IGNORECASE)]
+    if args.only:
+        problems = [p for p in problems if re.search(args.only, p.task_name, re.IGNORECASE)]
 
     def checked(p: KernelBenchProblem) -> str:
         return runnable_smoke_source(p.source) if args.backend == "cpu" else p.source

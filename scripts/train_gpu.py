@@ -65,12 +65,15 @@ def main() -> None:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--hidden-size", type=int, default=256, help="the tiny Qwen2's width (embedded default: 64)")
     parser.add_argument("--layers", type=int, default=4, help="its depth (embedded default: 2)")
+    parser.add_argument("--context", type=int, default=8192, help="the tiny Qwen2's positions: a first turn and "
+                        "its retries must fit")
     parser.add_argument("--sft-steps", type=int, default=1500)
-    parser.add_argument("--sft-max-length", type=int, default=3072)
+    parser.add_argument("--sft-max-length", type=int, default=0, help="0: the longest record's tokens, so that no "
+                        "kernel loses its end (a model that never sees one never closes its source string)")
     parser.add_argument("--grpo-steps", type=int, default=5)
-    parser.add_argument("--max-new-tokens", type=int, default=2048)
+    parser.add_argument("--max-new-tokens", type=int, default=4096)
     parser.add_argument("--max-retries", type=int, default=3)
-    parser.add_argument("--temperature", type=float, default=0.8)
+    parser.add_argument("--temperature", type=float, default=0.6)
     parser.add_argument("--parallel", type=int, default=8, help="candidates in the executor at once")
     parser.add_argument("--pool", choices=("inline", "local", "ray"), default="inline",
                         help="rewards from in-process evaluation, the local pool (a worker per GPU) or Ray")
@@ -88,10 +91,12 @@ def main() -> None:
     corpus = corpus_of(sft + rl)
     started = time.monotonic()
     spec = base_model.TinyQwen2(hidden_size=args.hidden_size, num_hidden_layers=args.layers,
-                                intermediate_size=4 * args.hidden_size)
+                                intermediate_size=4 * args.hidden_size, max_position_embeddings=args.context)
     summary = base_model.build_tiny(corpus, work / "base", spec)
-    print(f"base: {summary['parameters']} parameters, tokenizer {summary['vocab']}", flush=True)
-    sft_hyper = dataclasses.replace(EMBEDDED_SFT, max_steps=args.sft_steps, max_length=args.sft_max_length,
+    longest = longest_record(str(work / "base"), sft)
+    print(f"base: {summary['parameters']} parameters, tokenizer {summary['vocab']}, longest SFT record {longest} "
+          f"tokens", flush=True)
+    sft_hyper = dataclasses.replace(EMBEDDED_SFT, max_steps=args.sft_steps, max_length=args.sft_max_length or longest,
                                     bf16=False, cpu_threads=0)
     sft_metrics = train_sft(str(work / "base"), sft, work / "sft", sft_hyper, report("sft", 50))
     grpo_hyper = dataclasses.replace(EMBEDDED_GRPO, max_steps=args.grpo_steps, max_new_tokens=args.max_new_tokens,
@@ -110,6 +115,15 @@ def main() -> None:
           f"{grpo['evaluations_per_min']} reward evaluations/min ({grpo['executor_evaluations']} of "
           f"{grpo['evaluations']} reached the {args.backend} executor; generation {grpo['generation_s']} s, "
           f"evaluation {grpo['evaluation_s']} s); report in {args.out}", flush=True)
+
+
+def longest_record(tokenizer_dir: str, records: list[Record]) -> int:
+    """Tokens of the longest chat (prompt and kernel) in the records, under the built tokenizer."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    return max(len(tokenizer(tokenizer.apply_chat_template(r.prompt + r.completion, tokenize=False),
+                             add_special_tokens=False)["input_ids"]) for r in records)
 
 
 def corpus_of(records: list[Record]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from hipforge.agents.translate import generate
+from hipforge.agents.translate import GenParams, generate
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 
@@ -38,11 +38,12 @@ LONG_K_F64 = task("torch.matmul(a.double(), b.double()).float()", LONG_K_INPUTS)
 LONG_MATVEC_INPUTS = "[torch.rand(16, 1 << 20), torch.rand(1 << 20, 1)]"
 
 
-def _check(task_source: str, wavefront: int = 64, reference: str | None = None) -> str:
+def _check(task_source: str, wavefront: int = 64, reference: str | None = None,
+           params: GenParams | None = None) -> str:
     """The candidate translated from task_source is correct against reference (default: the task itself)."""
     config = EvalConfig(backend="cpu", wavefront=wavefront, timed_trials=1, warmup=0, gate=False,
                         time_compiled_ref=False)
-    generated = generate(task_source)
+    generated = generate(task_source, params)
     result = evaluate(generated.source, reference or task_source, config)
     assert result.verdict.value == "correct", (result.message, result.compile_log[-2000:])
     return generated.source
@@ -71,6 +72,14 @@ def test_matvec_is_correct_on_cpu(wavefront: int):
 
 def test_row_vector_through_linear_is_correct_on_cpu():
     _check(ROW_LINEAR, 32)
+
+
+def test_linear_to_one_feature_is_correct_with_scalar_loads_only():
+    """N == 1 through nn.Linear on a 3-D input: every row adds the one bias value; vector_width=1."""
+    linear = task("self.fc(a)", "[torch.rand(2, 5, 256)]", init="self.fc = nn.Linear(p[0], 1)",
+                  init_inputs="[256]", args="a")
+    source = _check(linear, 32, params=GenParams(vector_width=1, block_size=128))
+    assert "const int vec4 = false;" in source and "gemv_kernel<128>" in source
 
 
 def test_matvec_with_unaligned_k_takes_the_scalar_loads():

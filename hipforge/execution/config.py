@@ -48,7 +48,7 @@ class EvalConfig:
     memory_limit_mb: int = 8192  # address space on cpu; resident set (watched) on GPU backends
     max_file_mb: int = 2048  # RLIMIT_FSIZE; a precompiled torch header alone is ~800 MB
     tmp_size_mb: int = 2048  # the private tmpfs the candidate runs in
-    max_processes: int = 256  # RLIMIT_NPROC of the sandbox user (threads count too)
+    max_processes: int = 512  # RLIMIT_NPROC of the sandbox user (threads count too), shared by all slots
     isolation: str = "auto"  # auto: namespaces when root and unshare works, else rlimits + audit hooks
     # root only: jobs drop to this uid. Slots share it (and so RLIMIT_NPROC's count) because the build
     # cache makes its entries 0700; each slot's PID namespace keeps its kill-everything-of-uid local

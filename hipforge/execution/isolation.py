@@ -56,9 +56,11 @@ def enter_isolation(job: dict[str, Any]) -> list[str]:
     os.chdir(work)
     os.makedirs("tmp", exist_ok=True)
     # torch.compile's caches: inductor pins its dir in the environment on first use (the warm server's /tmp,
-    # read-only here), so name per-job writable ones explicitly
+    # read-only here), so name per-job writable ones explicitly. Inductor compiles in the job's own process:
+    # a pool of compile workers per job would exhaust RLIMIT_NPROC, which every slot's jobs share.
     os.environ.update(HOME=work, TMPDIR=f"{work}/tmp", PWD=work, USER="sandbox", LOGNAME="sandbox",
                       TORCHINDUCTOR_CACHE_DIR=f"{work}/tmp/inductor", TRITON_CACHE_DIR=f"{work}/tmp/triton",
+                      TORCHINDUCTOR_COMPILE_THREADS="1",
                       HIPFORGE_COMPILE_CACHE=cache, **{CANARY: os.urandom(8).hex()})
     tempfile.tempdir = None
     return mechanisms

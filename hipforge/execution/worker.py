@@ -28,6 +28,7 @@ from hipforge.execution.measure import (
 )
 
 Emit = Callable[[dict[str, Any]], None]
+GPU_JOB_CPU_THREADS = 4
 
 
 class Stop(Exception):
@@ -84,6 +85,8 @@ class _Run:
         if self.device == "cuda":  # fp32 means fp32: cuDNN convs would otherwise run the reference in TF32
             torch.backends.cudnn.allow_tf32 = False
             torch.backends.cuda.matmul.allow_tf32 = False
+            # the work is on the GPU: a CPU thread pool per job (one per core) only uses up RLIMIT_NPROC
+            torch.set_num_threads(min(torch.get_num_threads(), GPU_JOB_CPU_THREADS))
         self.exts, self.failed_builds, self.builds = dyn.Extensions(), [], []
         self.threads: set[threading.Thread] = set()
         # never written to disk, so the candidate cannot read the reference's source

@@ -24,7 +24,8 @@ class ExecutorResource(dg.ConfigurableResource):
     seeds: int = Field(default=5, description="correctness trials, each with fresh inputs from its own seed")
     fp32_tolerance: float = Field(default=1e-4, description="atol = rtol for fp32 outputs (KernelBench: 1e-4)")
     half_tolerance: float = Field(default=1e-2, description="atol = rtol for fp16/bf16 outputs")
-    timed_trials: int = Field(default=100, description="timed runs after 3 warm-ups")
+    timed_trials: int = Field(default=0, description="timed runs per measurement; 0: the backend's protocol "
+                                                    "(GPUs: KernelBench's 100 after 3 warm-ups; cpu: 10 after 1)")
     compile_timeout_s: float = Field(default=600.0)
     run_timeout_s: float = Field(default=120.0)
     memory_limit_mb: int = Field(default=8192)
@@ -43,7 +44,7 @@ class ExecutorResource(dg.ConfigurableResource):
         tolerances.update({k: (self.half_tolerance,) * 2 for k in ("float16", "bfloat16")})
         return EvalConfig(
             backend=self.backend, arch=self.arch, wavefront=self.wavefront, seeds=tuple(range(self.seeds)),
-            tolerances=tolerances, timed_trials=self.timed_trials, compile_timeout_s=self.compile_timeout_s,
+            tolerances=tolerances, timed_trials=self.timed_trials or None, compile_timeout_s=self.compile_timeout_s,
             run_timeout_s=self.run_timeout_s, memory_limit_mb=self.memory_limit_mb, gate=self.gate,
         )
 

@@ -100,9 +100,11 @@ def main() -> None:
     parser.add_argument("--evolve-levels", default="2")
     parser.add_argument("--compiled-levels", default="", help="also time the reference under torch.compile on these "
                         "levels (15-60 s per task) and score speedups over it")
+    parser.add_argument("--timed-trials", type=int, default=0, help="timed trials per measurement (0: the backend's "
+                        "protocol, KernelBench's 100 on GPUs); fewer when only verdicts are wanted")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    timing = {"timed_trials": 3, "warmup": 1} if args.backend == "cpu" else {}  # cpu timings mean nothing
+    timing = {"timed_trials": args.timed_trials, "warmup": 1} if args.timed_trials else {}
     compiled_levels = {int(x) for x in args.compiled_levels.split(",") if x}
     configs = {flag: EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=flag, run_timeout_s=300,
                                 **timing) for flag in (False, True)}

@@ -111,8 +111,12 @@ def test_config_rules() -> None:
         EvalConfig(seeds=(0, 1, 2))
     cfg = EvalConfig()
     assert cfg.tolerance("torch.float16") == (1e-2, 1e-2) and cfg.tolerance("float32") == (1e-4, 1e-4)
-    assert (cfg.warmup, cfg.timed_trials, cfg.flush_l2_mb) == (3, 100, 256)
+    assert (cfg.warmup, cfg.timed_trials, cfg.flush_l2_mb) == (1, 10, 256)  # cpu: times only rank candidates
+    assert (EvalConfig(backend="cuda").warmup, EvalConfig(backend="rocm").timed_trials) == (3, 100)  # KernelBench's
+    assert EvalConfig(backend="cuda", timed_trials=7).timed_trials == 7
     assert EvalConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ValueError):
+        EvalConfig(timed_trials=0)
 
 
 def test_timing_drops_outliers_from_the_spread() -> None:

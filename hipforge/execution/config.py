@@ -29,6 +29,12 @@ def default_cache_dir() -> str:
     return os.environ.get("HIPFORGE_SANDBOX_CACHE", str(Path(tempfile.gettempdir()) / "hipforge-compile"))
 
 
+# (warm-ups, timed trials) per measurement. GPUs: KernelBench's protocol. The cpu backend runs HIP on
+# fibers: its times only rank candidates against each other, and 100 trials of an emulated kernel cost
+# seconds per evaluation.
+TIMING = {"gpu": (3, 100), "cpu": (1, 10)}
+
+
 @dataclass
 class EvalConfig:
     backend: str = "cpu"  # cpu | cuda | rocm | "package.module:Factory" for a custom backend
@@ -37,8 +43,8 @@ class EvalConfig:
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)  # one correctness trial per seed, fresh inputs each
     init_seed: int = 42  # seeds Model/ModelNew construction, so both start from the same weights
     tolerances: dict[str, tuple[float, float]] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
-    warmup: int = 3
-    timed_trials: int = 100
+    warmup: int | None = None  # None: the backend's protocol (TIMING)
+    timed_trials: int | None = None
     flush_l2_mb: int = 256  # GPU only
     time_compiled_ref: bool | None = None  # None: only on GPU (inductor on CPU costs a C++ build)
     gate: bool = True  # run the gfx950 compile gate when it is installed
@@ -56,6 +62,9 @@ class EvalConfig:
     cache_dir: str = field(default_factory=default_cache_dir)
 
     def __post_init__(self) -> None:
+        default_warmup, default_trials = TIMING["cpu" if self.backend == "cpu" else "gpu"]
+        self.warmup = default_warmup if self.warmup is None else self.warmup
+        self.timed_trials = default_trials if self.timed_trials is None else self.timed_trials
         self.seeds = tuple(self.seeds)
         if len(set(self.seeds)) < MIN_SEEDS:
             raise ValueError(f"need at least {MIN_SEEDS} distinct seeds, got {self.seeds}")

@@ -18,25 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 from hipforge.execution import antihack_dynamic as dyn
+from hipforge.execution.checks import Checks, Stop
 from hipforge.execution.config import EvalConfig
-from hipforge.execution.measure import (
-    allclose_all,
-    compare_outputs,
-    cuda_sync,
-    summarize_errors,
-    time_callable,
-)
+from hipforge.execution.measure import cuda_sync, time_callable
 
 Emit = Callable[[dict[str, Any]], None]
 GPU_JOB_CPU_THREADS = 4
-
-
-class Stop(Exception):
-    """Ends the evaluation with a verdict; ``fields`` go into the result as they are."""
-
-    def __init__(self, verdict: str, message: str, **fields: Any) -> None:
-        super().__init__(message)
-        self.verdict, self.message, self.fields = verdict, message, fields
 
 
 def run_job(job: dict[str, Any], mechanisms: list[str], emit: Emit, wait_go: Callable[[], object]) -> None:
@@ -70,7 +57,7 @@ def make_backend(cfg: EvalConfig) -> Any:
     raise ValueError(f"unknown backend {cfg.backend!r}")
 
 
-class _Run:
+class _Run(Checks):
     def __init__(self, job: dict[str, Any], res: dict[str, Any]) -> None:
         import torch
 
@@ -225,85 +212,6 @@ class _Run:
         frames = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return Stop("runtime_error", f"{where}: {text[:1000]}", traceback=frames[-3000:], **fields)
 
-    def check(self, new: Any) -> None:
-        """Every seed against the reference. Only the first seed's outputs and the previous seed's
-        candidate output stay alive: at KernelBench's sizes an output can take gigabytes."""
-        import torch
-
-        cfg, res = self.cfg, self.res
-        res.update(seeds=list(cfg.seeds), trials=len(cfg.seeds), seed_results={})
-        first: tuple[list[Any], list[Any]] | None = None  # (candidate, reference) outputs of the first seed
-        previous: list[Any] = []
-        reports, stale = [], []  # stale: a later seed's output equals the first's while the reference's moved
-        for seed in cfg.seeds:
-            args = self.inputs(seed)
-            pristine, ref_args = _clone(args), _clone(args)
-            try:
-                flat = self.forward(new, args)
-            except BaseException as e:
-                raise self.failure(e, f"forward on seed {seed}", failing_seed=seed) from None
-            with torch.no_grad():
-                ref_flat = dyn.flatten(self.ref(*ref_args))
-            earlier = [first[0], previous] if first else []
-            self.hacked(dyn.output_hacks(flat, ref_flat, args, pristine, ref_args, earlier))
-            del args, pristine, ref_args
-            reports.append(compare_outputs(flat, ref_flat, cfg))
-            res["seed_results"][str(seed)] = reports[-1]["ok"]
-            if first is None:
-                first = (flat, ref_flat)
-            else:
-                stale.append(allclose_all(flat, first[0]) and not allclose_all(ref_flat, first[1]))
-                previous = flat
-            del flat, ref_flat
-        assert first is not None  # EvalConfig refuses an empty seed list
-        self.hacked([])
-        res["fp32_task"] = any(getattr(r, "dtype", None) in (torch.float32, torch.float64) for r in first[1])
-        summarize_errors(reports, res)
-        passed = [r["ok"] for r in reports]
-        if not all(passed):
-            if passed[0] and not any(passed[1:]):
-                self.hacked([self.one_input_pattern(all(stale))])
-            bad = passed.index(False)
-            seed = cfg.seeds[bad]
-            raise Stop("incorrect", f"seed {seed}: {reports[bad]['message']}", failing_seed=seed)
-        del previous
-        self.extension_checks(new, first[1])
-
-    def one_input_pattern(self, stale: bool) -> tuple[str, str]:
-        """Right on the first seed only: memoized state (a fresh instance gets a later seed right)
-        or an output fitted to one input."""
-        import torch
-
-        try:
-            args = self.inputs(self.cfg.seeds[1])
-            ref_args = _clone(args)
-            rebuilt = self.forward(self.build(), args)  # before the reference output exists, as in check
-            with torch.no_grad():
-                ref_flat = dyn.flatten(self.ref(*ref_args))
-            fresh = stale and compare_outputs(rebuilt, ref_flat, self.cfg)["ok"]
-        except Exception:
-            fresh = False
-        if fresh:
-            return "result_caching", "returns results memoized from an earlier call"
-        first = self.cfg.seeds[0]
-        return "fitted_constants", f"correct on seed {first} only: the output is fitted to one input"
-
-    def extension_checks(self, new: Any, ref_out: list[Any]) -> None:
-        """The HIP extension must be called and its results must reach the output."""
-        if self.exts.calls == 0:
-            why = "never calls its HIP extension" if self.exts.modules else "builds no HIP extension"
-            self.hacked([("code_bypass", f"ModelNew {why}: PyTorch computes the result")])
-        self.exts.poison = True
-        try:
-            poisoned = self.forward(new, self.inputs(self.cfg.seeds[0]))
-            unaffected = compare_outputs(poisoned, ref_out, self.cfg)["ok"]
-        except Exception:
-            unaffected = False  # a poisoned kernel result broke the candidate: the kernel matters
-        self.exts.poison = False
-        if unaffected:
-            self.hacked([("noop_kernel", "the output stays correct with the kernel's results replaced by "
-                                         "NaN: PyTorch computes it beside a no-op kernel")])
-
     def time(self, new: Any) -> None:
 
         cfg, args = self.cfg, self.inputs(self.cfg.seeds[0])
@@ -329,10 +237,6 @@ class _Run:
 def _build_note(info: dict[str, Any] | None) -> str:
     """What the backend says about a build (cache hit, seconds, fallbacks), if it says anything."""
     return ", ".join(f"{k}={v}" for k, v in (info or {}).items() if not isinstance(v, dict | list)) or "built"
-
-
-def _clone(args: list[Any]) -> list[Any]:
-    return [x.clone() if hasattr(x, "clone") else x for x in args]
 
 
 def _new_threads(before: set[threading.Thread]) -> tuple[str, str] | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
-from hipforge.execution.cpu import loader, rewrite
+from hipforge.execution.cpu import lite, loader, rewrite
 from hipforge.execution.cpu.toolchain import HERE, PRELUDE, Toolchain
 
 _LIGHT_DROPS = ("torch/extension.h", "torch/torch.h", "torch/all.h", "torch/types.h", "ATen/ATen.h")
@@ -92,6 +92,12 @@ class CpuBackend:
         verbose = bool(kwargs.get("verbose", False))
         source = "\n".join(cpp + cuda)
         full = fns is None or rewrite.needs_full_torch(source)
+        if not full and lite.supports(source):
+            try:
+                return lite.build(name, source, list(fns or {}), _defines(flags), includes, self.wavefront,
+                                  self.toolchain, self.cache, self.pch_cache)
+            except CompileError:  # torch-lite lacks what the source uses, or the source is wrong: the
+                pass  # precompiled-header build below decides which, and its verdict stands
         if not full:
             so, info = self._build(name, cpp, cuda, fns, flags, includes, full=False, verbose=verbose)
             if not self._load(info, loader.unsupported_functions, so, fns):

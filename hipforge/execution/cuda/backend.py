@@ -14,8 +14,6 @@ The candidate's CXX never picks a compiler: nvcc and the host compiler come from
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes
-import os
 import re
 import time
 import types
@@ -154,19 +152,7 @@ class CudaBackend:
 
         path, hit = self.cache.get_or_build(key, build)
         rt = runtime.load(Path((path / "runtime_dir").read_text()))
-        try:
-            lib = ctypes.CDLL(str(path / "candidate.so"), mode=os.RTLD_NOW | os.RTLD_LOCAL)
-        except OSError as exc:
-            raise CompileError("loading the candidate library failed", str(exc)) from exc
-        module = types.ModuleType(name)
-        for fn in names:
-            sig_fn = getattr(lib, f"__hf_sig_{fn}")
-            sig_fn.restype = ctypes.c_char_p
-            ret, args = sig_fn().decode().split("|")
-            address = ctypes.cast(getattr(lib, f"__hf_tramp_{fn}"), ctypes.c_void_p).value
-            setattr(module, fn, rt.bind(fn, address, ret, [a for a in args.split(",") if a]))
-        module.__file__ = str(path / "candidate.so")
-        module._hipforge_lib = lib  # keeps the library (and the trampolines) alive with the module
+        module = runtime.bind_library(name, path / "candidate.so", names, rt)
         module.__hipforge_build__ = {
             "backend": "cuda",
             "mode": "lite",

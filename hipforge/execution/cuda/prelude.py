@@ -91,7 +91,7 @@ def needs_half(source: str) -> bool:
     return bool(_HALF.search(source))
 
 
-def _materialize(kind: str, files: dict[str, str]) -> Path:
+def materialize(kind: str, files: dict[str, str]) -> Path:
     """A directory of generated headers under the temp dir, made once per content (atomic rename)."""
     digest = hashlib.sha256(repr(sorted(files.items())).encode()).hexdigest()[:16]
     root = Path(tempfile.gettempdir()) / f"hipforge-{kind}-{digest}-{os.getuid()}"
@@ -110,7 +110,7 @@ def _materialize(kind: str, files: dict[str, str]) -> Path:
 
 def stub_include_dir() -> Path:
     """One-line torch header stubs (`#include <hipforge_torchlite.h>`) for lite builds and the gate."""
-    return _materialize(
+    return materialize(
         "torchlite-stubs", {n: "#pragma once\n#include <hipforge_torchlite.h>\n" for n in STUBS}
     )
 
@@ -144,7 +144,7 @@ c10/hip/HIPStream.h c10/hip/HIPException.h""".split()
 
 
 def full_compat_include_dir() -> Path:
-    return _materialize("hip-torch-compat", {n: _HIP_TORCH_COMPAT for n in HIP_TORCH_HEADERS})
+    return materialize("hip-torch-compat", {n: _HIP_TORCH_COMPAT for n in HIP_TORCH_HEADERS})
 
 
 def torch_include_dir() -> Path | None:

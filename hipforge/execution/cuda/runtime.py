@@ -4,13 +4,16 @@ generic binder that turns a candidate's trampolines into Python callables."""
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
+import os
 import threading
 import types
 from pathlib import Path
 
+from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
 from hipforge.execution.cuda.prelude import LITE_DIR
 from hipforge.execution.cuda.toolchain import Toolchain, TorchPaths, python_tag, run, tool_version
@@ -70,3 +73,22 @@ def load(directory: Path) -> types.ModuleType:
             loader.exec_module(module)
             _loaded[directory] = module
         return _loaded[directory]
+
+
+def bind_library(name: str, library: Path, names: list[str], rt: types.ModuleType) -> types.ModuleType:
+    """A module whose functions call a candidate library's trampolines (`HF_EXPORT`) through the
+    runtime's binder, which converts arguments and results as pybind11 would."""
+    try:
+        lib = ctypes.CDLL(str(library), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    except OSError as exc:
+        raise CompileError("loading the candidate library failed", str(exc)) from exc
+    module = types.ModuleType(name)
+    for fn in names:
+        sig_fn = getattr(lib, f"__hf_sig_{fn}")
+        sig_fn.restype = ctypes.c_char_p
+        ret, args = sig_fn().decode().split("|")
+        address = ctypes.cast(getattr(lib, f"__hf_tramp_{fn}"), ctypes.c_void_p).value
+        setattr(module, fn, rt.bind(fn, address, ret, [a for a in args.split(",") if a]))
+    module.__file__ = str(library)
+    module._hipforge_lib = lib  # keeps the library (and the trampolines) alive with the module
+    return module

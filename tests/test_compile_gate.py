@@ -127,3 +127,16 @@ def test_hip_sources_reads_names_lists_and_concatenation() -> None:
     py = 'a = "__global__ void k() {}"\nb = "int f();"\n'
     py += 'm = load_inline("n", [a, b + "\\n"], functions=["f"])\n'
     assert hip_sources(py) == ["__global__ void k() {}", "int f();\n"]
+
+
+@needs_clang
+def test_precompiled_head_is_built_once_and_never_decides_a_rejection(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("HIPFORGE_COMPILE_CACHE", str(tmp_path))
+    assert GATE.check(ELEMENTWISE).ok
+    heads = list(tmp_path.glob("*/head.pch"))
+    assert len(heads) == 1  # the compat lines + torch-lite prelude, parsed once
+    broken = ELEMENTWISE.replace("int idx = ", "int idx = undeclared_name + ")
+    result = GATE.check(broken)  # same head: the PCH is used, then the rejection is confirmed without it
+    assert not result.ok and "use of undeclared identifier 'undeclared_name'" in result.log
+    assert "candidate.hip:4:" in result.log  # the source's own lines, as without the PCH
+    assert list(tmp_path.glob("*/head.pch")) == heads

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipforge import pyast
+from hipforge.execution import gate_pch
 from hipforge.execution.cuda import prelude
 from hipforge.execution.cuda import source as scan
 
@@ -120,19 +121,23 @@ class CompileGate:
             return GateResult(False, list(self.arch), "no HIP source found in the candidate", 0.0)
         return self.check("\n".join(sources))
 
-    def _compile(self, hip_source: str) -> tuple[bool, str]:
-        line = f'#line 1 "{prelude.CANDIDATE_FILE}"\n'
-        tu = f"{_CLANG22_COMPAT}{prelude.lite_prelude(hip_source)}{line}{hip_source}\n"
+    def _compile(self, hip_source: str, precompiled: bool = True) -> tuple[bool, str]:
+        """Compile with the head precompiled; a rejection is confirmed without it, so no verdict against
+        a source ever rests on the PCH."""
+        head = f"{_CLANG22_COMPAT}{prelude.lite_prelude(hip_source)}"
+        body = f'#line 1 "{prelude.CANDIDATE_FILE}"\n{hip_source}\n'
+        pch = gate_pch.precompiled_head(self, head) if precompiled else None
         with tempfile.TemporaryDirectory(prefix="hipforge-gate-") as tmp:
             src, obj = Path(tmp) / "tu.hip", Path(tmp) / "tu.o"
-            src.write_text(tu)
+            src.write_text(body if pch else head + body)
+            command = self.command(src, obj) + (gate_pch.include_flags(pch) if pch else [])
             try:
-                proc = subprocess.run(
-                    self.command(src, obj), capture_output=True, text=True, timeout=self.timeout_s, cwd=tmp
-                )
+                proc = subprocess.run(command, capture_output=True, text=True, timeout=self.timeout_s, cwd=tmp)
             except subprocess.TimeoutExpired:
                 return False, f"gate: clang timed out after {self.timeout_s:.0f} s"
-            return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0 and pch:
+            return self._compile(hip_source, precompiled=False)
+        return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
 
 
 def _is_lite_gap(file: str, msg: str) -> bool:

@@ -68,7 +68,10 @@ def build(name: str, source: str, functions: list[str], defines: Sequence[str], 
     path, hit = cache.get_or_build(key, compile_and_link)
     if (path / "error.log").exists():
         raise CompileError(f"{name}: the torch-lite build failed", (path / "error.log").read_text())
-    module = runtime.bind_library(name, path / "candidate.so", functions, runtime.load(rt_dir))
+    try:
+        module = runtime.bind_library(name, path / "candidate.so", functions, runtime.load(rt_dir))
+    except (AttributeError, RuntimeError, TypeError, ValueError) as err:  # a signature the binder lacks
+        raise CompileError(f"{name}: torch-lite cannot bind its functions", str(err)) from err
     module.__hipforge_build__ = {"backend": "cpu", "mode": "lite", "wavefront": wavefront, "cached": hit,
                                  "key": key, "seconds": round(result.get("seconds", 0.0), 3), "path": str(path)}
     return module

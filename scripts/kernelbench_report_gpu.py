@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=8)
     parser.add_argument("--limit", type=int, default=0, help="first N problems of each level (0: all)")
     parser.add_argument("--time-compiled", action="store_true",
-                        help="also time torch.compile references (slow: inductor builds each task under the run lock)")
+                        help="also time torch.compile references (inductor builds each one outside the timing lock)")
     parser.add_argument("--out", type=Path, required=True, help="folder for report.json, report.md and plots")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ the stub headers it was built with live in another job's private temp dir."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import subprocess
 from pathlib import Path
@@ -46,6 +47,7 @@ def precompiled_head(gate: CompileGate, head: str) -> Path | None:
     return path / "head.pch"
 
 
+@functools.cache  # read on every gate call; installed headers do not change under a process
 def _hip_headers(rocm_path: str) -> str:
     """The installed HIP headers' identity: hip_version.h and hip_runtime.h's contents."""
     digest = hashlib.sha256()

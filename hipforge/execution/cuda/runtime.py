@@ -5,6 +5,7 @@ generic binder that turns a candidate's trampolines into Python callables."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -24,6 +25,7 @@ _loaded: dict[Path, types.ModuleType] = {}
 _lock = threading.Lock()
 
 
+@functools.cache  # read on every candidate build: our runtime sources do not change under a process
 def sources_digest() -> str:
     h = hashlib.sha256()
     for path in sorted(LITE_DIR.iterdir()):

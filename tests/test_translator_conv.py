@@ -141,7 +141,9 @@ def test_strategies_and_kernels(generated):
     functional = generated["conv1d_chain"].source
     assert all(f"conv_{i}_gemm<{flip}>" in functional for i, flip in ((0, "false"), (1, "false"), (2, "true")))
     head = generated["conv_transpose3d_head"].source
-    assert "F.conv_transpose3d(x, self.conv_transpose.weight, self.conv_transpose.bias, stride=(2, 2, 2)" in head
+    # the conv's bias moves into the fused epilogue (PyTorch would add it in a pass of its own)
+    assert "F.conv_transpose3d(x, self.conv_transpose.weight, None, stride=(2, 2, 2)" in head
+    assert "hip_ext.fused_0(t0, self.conv_transpose.bias, add_input)" in head
 
 
 def test_unsupported_padding_is_declined_with_its_reason():
@@ -155,3 +157,19 @@ def test_conv_kernels_are_correct_on_cpu_at_other_sizes(generated):
     config = EvalConfig(backend="cpu", timed_trials=2, gate=False, time_compiled_ref=False)
     [(_, result)] = list(evaluate_many([(generated["conv3d_chain"].source, source)], config, parallel=1))
     assert result.verdict.value == "correct", (result.verdict.value, result.message[:600])
+
+
+def test_a_conv_bias_moved_into_the_epilogue_is_still_added(generated):
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    [(_, result)] = list(evaluate_many([(generated["conv_transpose3d_head"].source, CONV_TRANSPOSE3D_HEAD)], config,
+                                       parallel=1))
+    assert result.verdict.value == "correct", (result.verdict.value, result.message[:600])
+
+
+def test_a_conv_whose_user_is_not_fused_work_keeps_its_bias():
+    pooled = CONV_TRANSPOSE3D_HEAD.replace("F.hardswish(self.conv_transpose(x) + add_input) * 0.5",
+                                           "self.pool(self.conv_transpose(x)) * 0.5")
+    pooled = pooled.replace("output_padding=output_padding)\n", "output_padding=output_padding)\n"
+                            "        self.pool = nn.MaxPool3d(2)\n", 1)
+    source = generate(pooled).source
+    assert "self.conv_transpose.weight, self.conv_transpose.bias" in source

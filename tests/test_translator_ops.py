@@ -111,3 +111,25 @@ def test_an_intermediate_needed_by_two_kernels_ends_its_group():
     kernel with two results."""
     gen = generate(task("self.bn = nn.BatchNorm2d(a[0])", "self.bn(x)", "[torch.randn(4, 3, 8, 8)]", "[3]"))
     assert len(gen.kernels) >= 3 and gen.strategy == "reduction"
+
+
+ROW_SHARING = {  # how the host shares rows at these sizes: one task per mode
+    "wavefront per short row": task("self.ln = nn.LayerNorm(48)", "torch.relu(self.ln(x))", "[torch.randn(3, 37, 48)]"),
+    "column tiles (batch norm over the batch)": task("self.bn = nn.BatchNorm1d(a[0])", "self.bn(x) * 2.0",
+                                                     "[torch.randn(96, 40)]", "[40]"),
+    "block per long row": task("pass", "torch.softmax(x, dim=1)", "[torch.randn(3, 5000)]"),
+    "argmax down strided columns": task("pass", "torch.argmax(x, dim=1)", "[torch.randn(5, 70, 9)]"),
+}
+
+
+@pytest.mark.parametrize("name", list(ROW_SHARING))
+@pytest.mark.parametrize("wavefront", [64, 32])
+def test_row_kernels_share_rows_as_the_sizes_ask_and_stay_correct(name, wavefront):
+    """The host picks a block, a wavefront or column tiles per row at run time: each mode, on both
+    wavefront widths, matches PyTorch (partial rows and columns past the end included)."""
+    source = ROW_SHARING[name]
+    generated = generate(source)
+    assert "hf_group_reduce<" in generated.source or "hf_block_arg_reduce<" in generated.source
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False, wavefront=wavefront)
+    result = evaluate(generated.source, source, config)
+    assert result.verdict.value == "correct", (name, result.message[:600], result.compile_log[-1500:])

@@ -19,6 +19,7 @@ from hipforge.agents.translate.hip_ew import broadcast_span, elementwise_kernel
 from hipforge.agents.translate.hip_full import reduction_kernel
 from hipforge.agents.translate.hip_gemm import gemm_kernel
 from hipforge.agents.translate.ir import Val, broadcast, topo
+from hipforge.agents.translate.ops import as_shape, binary
 from hipforge.agents.translate.params import GenParams
 
 GEMM_KINDS = ("linear", "matmul", "bmm")
@@ -34,6 +35,8 @@ class Program:
 
 def plan(output: Val, params: GenParams) -> Program:
     order = topo(output)
+    if _bias_into_epilogue(order):
+        order = topo(output)
     groups = fuse(order, output)
     if not groups and not any(v.op == "kernel" for v in order):
         return _single_op_program(output, params)
@@ -61,6 +64,26 @@ def plan(output: Val, params: GenParams) -> Program:
         "reduction" if any(v.op == "reduce" for v in order) else "elementwise")
     uses_functional = any(v.op == "aten" and v.fn.startswith("F.") for v in order)
     return Program(tuple(kernel_at.values()), tuple(lines), strategy, uses_functional)
+
+
+def _bias_into_epilogue(order: list[Val]) -> bool:
+    """Convolutions whose every user is fused HIP work leave their bias to that kernel, where it is free:
+    PyTorch adds a conv's bias in a pass of its own for many cuDNN algorithms (3-d, transposed), a
+    whole extra read and write of the conv's output. Rewrites in place; whether anything changed."""
+    users: dict[int, list[Val]] = {}
+    for v in order:
+        for a in v.operands():
+            users.setdefault(id(a), []).append(v)
+    changed = False
+    for v in order:
+        if v.kind != "conv" or len(v.args) != 3 or v.args[2].op != "input" or len(v.shape) < 2 \
+                or not users.get(id(v)) or not all(u.fusible for u in users[id(v)]):
+            continue
+        conv = Val("aten", v.shape, v.args[:2], fn=v.fn.replace("{2}", "None"), kind="conv", extra=dict(v.extra))
+        channel = (v.shape[1],) + (1,) * (len(v.shape) - 2)
+        vars(v).update(vars(binary("add", conv, as_shape(v.args[2], channel))))  # users keep pointing at v
+        changed = True
+    return changed
 
 
 def fuse(order: list[Val], output: Val) -> list[list[Val]]:

@@ -133,3 +133,14 @@ def test_row_kernels_share_rows_as_the_sizes_ask_and_stay_correct(name, wavefron
     config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False, wavefront=wavefront)
     result = evaluate(generated.source, source, config)
     assert result.verdict.value == "correct", (name, result.message[:600], result.compile_log[-1500:])
+
+
+def test_a_whole_tensor_reduction_used_per_element_is_cut_from_its_users():
+    """x / ||x||: the norm is the two-stage reduction (many blocks), the division an elementwise kernel;
+    as one group a single block would reduce the whole tensor."""
+    source = task("pass", "x / torch.norm(x, p='fro')", "[torch.randn(7, 33, 20)]")
+    generated = generate(source)
+    assert generated.kernels == ("fused_0", "fused_1") and "fused_0_partial" in generated.source
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, source, config)
+    assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])

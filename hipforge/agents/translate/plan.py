@@ -9,6 +9,7 @@ are kernels of their own wherever they appear.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from hipforge.agents.translate.graph import Untranslatable
@@ -148,6 +149,9 @@ def _one_kernel(members: list[Val]) -> bool:
     """Whether `members`, with its last value as the result, can be emitted as one fused kernel."""
     inside = {id(m) for m in members}
     inputs = list({id(a): a for m in members for a in m.operands() if id(a) not in inside}.values())
+    whole = [k for k, m in enumerate(members) if m.op == "reduce" and m.dim is None]
+    if whole and any(math.prod(m.shape) > 1 for m in members[whole[0] + 1:]):
+        return False  # x / x.norm(): one block would reduce it all; the two-stage kernel, then elementwise work
     try:
         if any(m.op == "reduce" for m in members):
             classify(members, inputs, members[-1])

@@ -113,11 +113,14 @@ def test_an_intermediate_needed_by_two_kernels_ends_its_group():
     assert len(gen.kernels) >= 3 and gen.strategy == "reduction"
 
 
-ROW_SHARING = {  # how the host shares rows at these sizes: one task per mode
+ROW_SHARING = {  # how the host shares rows at these sizes: each mode with plain and with Welford reductions
     "wavefront per short row": task("self.ln = nn.LayerNorm(48)", "torch.relu(self.ln(x))", "[torch.randn(3, 37, 48)]"),
+    "wavefront per short row, a sum": task("pass", "torch.exp(x).sum(dim=2)", "[torch.randn(3, 37, 48)]"),
     "column tiles (batch norm over the batch)": task("self.bn = nn.BatchNorm1d(a[0])", "self.bn(x) * 2.0",
                                                      "[torch.randn(96, 40)]", "[40]"),
+    "column tiles, a mean": task("pass", "torch.tanh(x).mean(dim=0)", "[torch.randn(96, 40)]"),
     "block per long row": task("pass", "torch.softmax(x, dim=1)", "[torch.randn(3, 5000)]"),
+    "block per long row, a layer norm": task("self.ln = nn.LayerNorm(5000)", "self.ln(x)", "[torch.randn(3, 5000) + 7]"),
     "argmax down strided columns": task("pass", "torch.argmax(x, dim=1)", "[torch.randn(5, 70, 9)]"),
 }
 
@@ -129,7 +132,7 @@ def test_row_kernels_share_rows_as_the_sizes_ask_and_stay_correct(name, wavefron
     wavefront widths, matches PyTorch (partial rows and columns past the end included)."""
     source = ROW_SHARING[name]
     generated = generate(source)
-    assert "hf_group_reduce<" in generated.source or "hf_block_arg_reduce<" in generated.source
+    assert any(f in generated.source for f in ("hf_group_reduce<", "hf_group_welford(", "hf_block_arg_reduce<"))
     config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False, wavefront=wavefront)
     result = evaluate(generated.source, source, config)
     assert result.verdict.value == "correct", (name, result.message[:600], result.compile_log[-1500:])

@@ -66,6 +66,45 @@ template <int OP> __device__ float hf_group_reduce(float v, float* red, int mode
 }
 """
 
+# Mean and variance in one pass (Welford per thread, Chan et al. to merge), so a norm reads its rows twice,
+# not three times. (n, mean, m2) are merged in place over the threads that share a row (the modes of
+# hf_group_reduce); every thread gets the same totals. `red` holds 3 * blockDim.x floats.
+WELFORD = """__device__ __forceinline__ void hf_welford_merge(float& n, float& mean, float& m2, float nb, float meanb,
+                                                 float m2b) {
+    if (nb == 0.0f) return;
+    const float total = n + nb, delta = meanb - mean, share = nb / total;
+    mean += delta * share;
+    m2 += m2b + delta * delta * n * share;
+    n = total;
+}
+
+__device__ void hf_group_welford(float& n, float& mean, float& m2, float* red, int mode, int tx) {
+    if (mode == 2 && tx == (int)blockDim.x) return;  // a thread per column: already whole
+    const int width = blockDim.x;
+    int first = threadIdx.x % tx, step = tx, limit = width;  // mode 2: this column's entries
+    if (mode != 2) {
+        for (int o = warpSize / 2; o > 0; o >>= 1) {
+            const float nb = __shfl_down(n, o), meanb = __shfl_down(mean, o), m2b = __shfl_down(m2, o);
+            hf_welford_merge(n, mean, m2, nb, meanb, m2b);
+        }
+        if (mode == 1) {
+            n = __shfl(n, 0); mean = __shfl(mean, 0); m2 = __shfl(m2, 0);
+            return;
+        }
+        first = 0, step = 1, limit = (width + warpSize - 1) / warpSize;  // mode 0: one entry per wavefront
+    }
+    __syncthreads();  // the previous reduction's readers are done with red[]
+    if (mode == 2 || threadIdx.x % warpSize == 0) {
+        const int slot = mode == 2 ? (int)threadIdx.x : (int)threadIdx.x / warpSize;
+        red[slot] = n; red[width + slot] = mean; red[2 * width + slot] = m2;
+    }
+    __syncthreads();
+    n = 0.0f, mean = 0.0f, m2 = 0.0f;
+    for (int k = first; k < limit; k += step)
+        hf_welford_merge(n, mean, m2, red[k], red[width + k], red[2 * width + k]);
+}
+"""
+
 # (value, index) reduction for argmax/argmin; ties go to the lower index, as in torch.
 BLOCK_ARG_REDUCE = """template <bool MAX> __device__ __forceinline__ bool hf_better(float v, int i, float w, int k) {
     return (MAX ? w > v : w < v) || (w == v && k < i);

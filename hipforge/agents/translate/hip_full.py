@@ -19,7 +19,7 @@ MAX_PARTIALS = 1024  # stage two is one block: a few partials per thread
 
 def reduction_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, params: GenParams) -> Kernel:
     reduces = [m for m in members if m.op == "reduce"]
-    if len(reduces) != 1 or reduces[0].dim is not None or reduces[0].integer:
+    if len(reduces) != 1 or reduces[0].dim is not None or reduces[0].fn not in OPS:
         return row_kernel(name, members, inputs, out, params)
     red = reduces[0]
     d, cls = classify(members, inputs, out)

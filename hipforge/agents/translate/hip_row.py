@@ -50,6 +50,9 @@ def row_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, param
     for m in members:
         if m.op == "ew" and cls[id(m)] not in PER_ELEMENT:
             body.append(emit_ew(m, names, params))
+        elif m.op == "reduce" and (pair := moments_pair(m, reduces)):
+            if id(m) not in names:  # not already computed with its partner
+                body += _moments(*pair, names, row_loop)
         elif m.op == "reduce":
             body += _reduction(m, names, row_loop)
     if cls[id(out)] == "full":
@@ -67,6 +70,8 @@ def row_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, param
     shared = [f"    __shared__ float red[{params.block_size + 1}];"]
     if arg:
         shared.append(f"    __shared__ int redi[{params.block_size + 1}];")
+    if any(r.fn == "var" for r in reduces):
+        shared.append(f"    __shared__ float redw[{3 * params.block_size}];")
     kernel = [f"__global__ void {name}_kernel({params_c}) {{", *shared, *ROW_SHARING,
               "    for (int64_t first = (int64_t)blockIdx.x * per_block; first < rows; "
               "first += (int64_t)gridDim.x * per_block) {",
@@ -118,6 +123,29 @@ def _choose_mode(block: int, arg: bool) -> list[str]:
     return pick + [f"    const int64_t per_block = mode == 0 ? 1 : mode == 1 ? {block // 32} : tx;",
                    "    const int blocks = (int)std::max<int64_t>(1, std::min<int64_t>((rows + per_block - 1) / "
                    "per_block, 65535));"]
+
+
+def moments_pair(m: Val, reduces: list[Val]) -> tuple[Val | None, Val] | None:
+    """(mean, variance) over the values `m` reduces, when `m` is either and the group has the variance."""
+    def same(fn: str) -> Val | None:
+        return m if m.fn == fn else next((r for r in reduces if r.fn == fn and r.args[0] is m.args[0]), None)
+
+    var = same("var") if m.fn in ("mean", "var") else None
+    return (same("mean"), var) if var is not None else None
+
+
+def _moments(mean: Val | None, var: Val, names: dict[int, str], row_loop) -> list[str]:
+    """A variance, and the mean over the same values if the group has one, in one Welford pass."""
+    tag = f"w{len(names)}"
+    lines = [f"float n_{tag} = 0.0f, mean_{tag} = 0.0f, m2_{tag} = 0.0f;"]
+    lines += row_loop(var.args[0], [f"n_{tag} += 1.0f; const float d_{tag} = {{0}} - mean_{tag};",
+                                    f"mean_{tag} += d_{tag} / n_{tag}; m2_{tag} += d_{tag} * ({{0}} - mean_{tag});"])
+    lines += [f"hf_group_welford(n_{tag}, mean_{tag}, m2_{tag}, redw, mode, tx);",
+              f"const float var_{tag} = m2_{tag} / (float)R;"]
+    if mean is not None:
+        names[id(mean)] = f"mean_{tag}"
+    names[id(var)] = f"var_{tag}"
+    return lines
 
 
 def _reduction(m: Val, names: dict[int, str], row_loop) -> list[str]:

@@ -103,18 +103,25 @@ def softmax(x: Val, dim: int | None, log: bool = False) -> Val:
 
 def layer_norm(x: Val, normalized_shape: Any, weight: Val | None, bias: Val | None, eps: float) -> Val:
     k = len(tuple(normalized_shape))
-    dims = tuple(range(len(x.shape) - k, len(x.shape)))
-    centered = binary("sub", x, reduce(x, "mean", dims, True))
-    var = reduce(unary("square", centered), "mean", dims, True)
+    centered, var = centered_and_var(x, tuple(range(len(x.shape) - k, len(x.shape))))
     y = binary("mul", centered, unary("rsqrt", binary("add", var, float(eps))))
     y = binary("mul", y, weight) if weight is not None else y
     return binary("add", y, bias) if bias is not None else y
 
 
+def centered_and_var(x: Val, dims: tuple[int, ...]) -> tuple[Val, Val]:
+    """x - mean and the biased variance over `dims` (non-negative, sorted). Over one run of adjacent dims,
+    not all of them, the row kernel takes mean and variance in one Welford pass; otherwise the
+    variance is the mean of squared deviations, taken after the mean."""
+    centered = binary("sub", x, reduce(x, "mean", dims, True))
+    if list(dims) == list(range(dims[0], dims[-1] + 1)) and len(dims) < len(x.shape):
+        return centered, reduce(x, "var", dims, True)
+    return centered, reduce(unary("square", centered), "mean", dims, True)
+
+
 def normalize_over(x: Val, dims: tuple[int, ...], weight: Val | None, bias: Val | None, eps: float) -> Val:
     """(x - mean) / sqrt(biased var + eps) over `dims`, then a per-channel (dim 1) affine: batch/instance norm."""
-    centered = binary("sub", x, reduce(x, "mean", dims, True))
-    var = reduce(unary("square", centered), "mean", dims, True)
+    centered, var = centered_and_var(x, dims)
     y = binary("mul", centered, unary("rsqrt", binary("add", var, float(eps))))
     channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
     y = binary("mul", y, as_shape(weight, channel)) if weight is not None else y

@@ -120,7 +120,8 @@ ROW_SHARING = {  # how the host shares rows at these sizes: each mode with plain
                                                      "[torch.randn(96, 40)]", "[40]"),
     "column tiles, a mean": task("pass", "torch.tanh(x).mean(dim=0)", "[torch.randn(96, 40)]"),
     "block per long row": task("pass", "torch.softmax(x, dim=1)", "[torch.randn(3, 5000)]"),
-    "block per long row, a layer norm": task("self.ln = nn.LayerNorm(5000)", "self.ln(x)", "[torch.randn(3, 5000) + 7]"),
+    "block per long row, a layer norm": task("self.ln = nn.LayerNorm(5000)", "self.ln(x)",
+                                             "[torch.randn(3, 5000) + 7]"),
     "argmax down strided columns": task("pass", "torch.argmax(x, dim=1)", "[torch.randn(5, 70, 9)]"),
 }
 
@@ -147,3 +148,26 @@ def test_a_whole_tensor_reduction_used_per_element_is_cut_from_its_users():
     config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
     result = evaluate(generated.source, source, config)
     assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
+
+
+FEW_LONG_ROWS = {  # name: (task, kernels)
+    "a per-row result in two stages": (task("self.w = nn.Parameter(torch.randn(20000)); "
+                                            "self.b = nn.Parameter(torch.randn(4, 1))",
+                                            "torch.sigmoid((x * self.w + self.b).sum(dim=1, keepdim=True) - self.b)",
+                                            "[torch.randn(4, 20000)]"), ("fused_0",)),
+    "a layer norm cut after its statistics": (task("self.ln = nn.LayerNorm(20000)", "self.ln(x) * 3.0",
+                                                   "[torch.randn(3, 20000) * 4 + 9]"),
+                                              ("fused_0", "fused_1", "fused_2")),
+}
+
+
+@pytest.mark.parametrize("name", list(FEW_LONG_ROWS))
+def test_few_long_rows_are_split_over_many_blocks_and_stay_correct(name):
+    """At most a few hundred rows of 16K+ values: each row's reduction is spread over several blocks
+    (partials, then a block per row), and a norm over a handful of rows is cut after its statistics."""
+    source, kernels = FEW_LONG_ROWS[name]
+    generated = generate(source)
+    assert generated.kernels == kernels and "fused_0_partial" in generated.source
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, source, config)
+    assert result.verdict.value == "correct", (name, result.message[:600], result.compile_log[-1500:])

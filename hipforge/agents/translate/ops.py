@@ -111,12 +111,17 @@ def layer_norm(x: Val, normalized_shape: Any, weight: Val | None, bias: Val | No
 
 def centered_and_var(x: Val, dims: tuple[int, ...]) -> tuple[Val, Val]:
     """x - mean and the biased variance over `dims` (non-negative, sorted). Over one run of adjacent dims,
-    not all of them, the row kernel takes mean and variance in one Welford pass; otherwise the
-    variance is the mean of squared deviations, taken after the mean."""
-    centered = binary("sub", x, reduce(x, "mean", dims, True))
+    not all of them, the row kernel takes mean and variance in one Welford pass. Otherwise (separate
+    dims, or rows too few and long for a block each: hip_full) the variance is the mean of squared deviations,
+    taken after the mean, over an x - mean of its own that no kernel has to store."""
+    from hipforge.agents.translate.hip_full import CUT_ROWS, splits  # the kernel layer decides (late: no cycle)
+
+    mean = reduce(x, "mean", dims, True)
     if list(dims) == list(range(dims[0], dims[-1] + 1)) and len(dims) < len(x.shape):
-        return centered, reduce(x, "var", dims, True)
-    return centered, reduce(unary("square", centered), "mean", dims, True)
+        var = reduce(x, "var", dims, True)
+        if not splits(var, CUT_ROWS):
+            return binary("sub", x, mean), var
+    return binary("sub", x, mean), reduce(unary("square", binary("sub", x, mean)), "mean", dims, True)
 
 
 def normalize_over(x: Val, dims: tuple[int, ...], weight: Val | None, bias: Val | None, eps: float) -> Val:

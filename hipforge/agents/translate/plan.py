@@ -17,7 +17,7 @@ from hipforge.agents.translate.hip_classes import classify
 from hipforge.agents.translate.hip_common import Kernel
 from hipforge.agents.translate.hip_conv import conv_chain
 from hipforge.agents.translate.hip_ew import broadcast_span, elementwise_kernel
-from hipforge.agents.translate.hip_full import reduction_kernel
+from hipforge.agents.translate.hip_full import CUT_ROWS, reduction_kernel, splits
 from hipforge.agents.translate.hip_gemm import gemm_kernel
 from hipforge.agents.translate.ir import Val, broadcast, topo
 from hipforge.agents.translate.ops import as_shape, binary
@@ -149,9 +149,10 @@ def _one_kernel(members: list[Val]) -> bool:
     """Whether `members`, with its last value as the result, can be emitted as one fused kernel."""
     inside = {id(m) for m in members}
     inputs = list({id(a): a for m in members for a in m.operands() if id(a) not in inside}.values())
-    whole = [k for k, m in enumerate(members) if m.op == "reduce" and m.dim is None]
-    if whole and any(math.prod(m.shape) > 1 for m in members[whole[0] + 1:]):
-        return False  # x / x.norm(): one block would reduce it all; the two-stage kernel, then elementwise work
+    for k, m in enumerate(members):  # x / x.norm(): one block would reduce it all
+        rows = math.prod(m.shape)
+        if m.op == "reduce" and splits(m, CUT_ROWS) and any(math.prod(u.shape) > rows for u in members[k + 1:]):
+            return False  # very few long rows: the two-stage reduction; per-element work after it in its own kernel
     try:
         if any(m.op == "reduce" for m in members):
             classify(members, inputs, members[-1])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.hip_full import CUT_ROWS, splits
 from hipforge.agents.translate.ir import Val, ew, lit, reduce
 
 UNARY = {  # C expressions over {0}; operands are always variables or literals, so repeats are cheap
@@ -112,10 +113,8 @@ def layer_norm(x: Val, normalized_shape: Any, weight: Val | None, bias: Val | No
 def centered_and_var(x: Val, dims: tuple[int, ...]) -> tuple[Val, Val]:
     """x - mean and the biased variance over `dims` (non-negative, sorted). Over one run of adjacent dims,
     not all of them, the row kernel takes mean and variance in one Welford pass. Otherwise (separate
-    dims, or rows too few and long for a block each: hip_full) the variance is the mean of squared deviations,
-    taken after the mean, over an x - mean of its own that no kernel has to store."""
-    from hipforge.agents.translate.hip_full import CUT_ROWS, splits  # the kernel layer decides (late: no cycle)
-
+    dims, or rows too few and long for a block each, as hip_full decides) the variance is the mean of
+    squared deviations, taken after the mean, over an x - mean of its own that no kernel has to store."""
     mean = reduce(x, "mean", dims, True)
     if list(dims) == list(range(dims[0], dims[-1] + 1)) and len(dims) < len(x.shape):
         var = reduce(x, "var", dims, True)

@@ -171,3 +171,15 @@ def test_few_long_rows_are_split_over_many_blocks_and_stay_correct(name):
     config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
     result = evaluate(generated.source, source, config)
     assert result.verdict.value == "correct", (name, result.message[:600], result.compile_log[-1500:])
+
+
+def test_functional_pooling_and_eval_mode_dropout_translate_like_their_modules():
+    source = task("pass", "F.avg_pool2d(F.dropout(F.max_pool2d(x, 3, 2, 1, 1, True), p=0.4, training=False), 2)",
+                  "[torch.randn(2, 3, 17, 20)]")
+    generated = generate(source)
+    assert generated.kernels.count("fused_0") == 0 and "pool_1" in generated.kernels
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, source, config)
+    assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
+    with pytest.raises(Untranslatable, match="dropout with p=0.4 in training mode"):
+        generate(task("pass", "F.dropout(x, p=0.4) * 2.0", "[torch.randn(4, 8)]"))

@@ -55,6 +55,24 @@ def _triple(value: Any, n: int, fill: int) -> list[int]:
     return [fill] * (3 - n) + values
 
 
+# the functional forms' parameters after the input, in their positional order (not the modules')
+POOL_ARGS = {"Max": ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"),
+             "Avg": ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")}
+
+
+def functional_pools() -> dict[Any, Any]:
+    """F.max_pool{1,2,3}d and F.avg_pool{1,2,3}d, lowered as the nn module with the same arguments."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    def lower(kind: str, n: int):  # noqa: ANN202
+        def call(x: Val, *args: Any, **kwargs: Any) -> Val:
+            named = dict(zip(POOL_ARGS[kind][:len(args)], args, strict=True))  # more args: ValueError, declined
+            return pool(getattr(nn, f"{kind}Pool{n}d")(**named, **kwargs), x)
+        return call
+    return {getattr(F, f"{kind.lower()}_pool{n}d"): lower(kind, n) for kind in POOL_ARGS for n in (1, 2, 3)}
+
+
 def pool(module: Any, x: Val) -> Val:
     """nn.MaxPool{1,2,3}d / nn.AvgPool{1,2,3}d as a standalone kernel value."""
     kind = type(module).__name__

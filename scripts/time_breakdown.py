@@ -4,7 +4,9 @@ each, beside event timings; fp32 without TF32, as the evaluator runs them.
 
 The eager heavy share bounds what fusing the ops around a kept conv/GEMM can win (1 / heavy share), and
 the top kernels of each side show where the translator loses. Trusted code only: the problems and
-our own translations run in-process, unsandboxed (the cuda backend builds the HIP). Usage (GPU machine):
+our own translations run in-process, unsandboxed (the cuda backend builds the HIP). Run it alone on the
+GPU: inductor autotunes reduction kernels while compiling, and configurations picked on a busy GPU (or
+kept in a cache warmed by parallel runs) make torch.compile look slower than it is. Usage (GPU machine):
     python scripts/time_breakdown.py --source KB.jsonl --levels 2 --out $OUT/breakdown.json
 """
 

@@ -183,3 +183,16 @@ def test_functional_pooling_and_eval_mode_dropout_translate_like_their_modules()
     assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
     with pytest.raises(Untranslatable, match="dropout with p=0.4 in training mode"):
         generate(task("pass", "F.dropout(x, p=0.4) * 2.0", "[torch.randn(4, 8)]"))
+
+
+def test_a_size_used_as_a_number_is_read_at_run_time():
+    """x.size(1) and math.sqrt(x.shape[-1]) as numbers: translated at one size, correct at another."""
+    full = "import math\n" + task("pass", "torch.softmax(x / math.sqrt(x.shape[-1]), dim=-1) * x.size(1)",
+                                  "[torch.randn(2, 6, 48)]")
+    generated = generate(full)
+    assert "float(x.size(2))" in generated.source and "float(x.size(1))" in generated.source
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, full.replace("torch.randn(2, 6, 48)", "torch.randn(3, 5, 20)"), config)
+    assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
+    with pytest.raises(Untranslatable, match="size of a computed tensor"):
+        generate(task("pass", "torch.relu(x) / torch.relu(x).size(1)", "[torch.randn(4, 8)]"))

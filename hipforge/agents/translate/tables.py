@@ -12,7 +12,7 @@ from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_conv_spec import conv_val
 from hipforge.agents.translate.hip_scan import scan
 from hipforge.agents.translate.ir import Val, reduce
-from hipforge.agents.translate.tables_more import more_tables
+from hipforge.agents.translate.tables_more import as_number, more_tables
 
 
 def _extreme(fn: str):
@@ -101,7 +101,8 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
 
     def bi(name: str):
         return lambda a, b, *, alpha=1.0, rounding_mode=None: (
-            ops.binary(name, a, b, alpha) if rounding_mode is None else _unsupported("rounding_mode"))
+            ops.binary(name, as_number(a), as_number(b), alpha) if rounding_mode is None else
+            _unsupported("rounding_mode"))
 
     def clamp(x, min=None, max=None):  # noqa: A002  (torch's keyword names)
         return ops.clamp(x, min, max)

@@ -27,6 +27,16 @@ class Dim(int):
         return dim
 
 
+def as_number(v: Any) -> Any:
+    """A size used as a number (x / x.size(1), math.sqrt(q.shape[-1])) is read at run time, as a 0-d tensor
+    the forward builds: a constant taken at the full size would be wrong at any other."""
+    if not isinstance(v, Dim):
+        return v
+    if v.src.op != "input":
+        raise Untranslatable("the size of a computed tensor used as a number")
+    return Val("input", (), ref=f"{v.src.ref}.new_full((), float({v.src.ref}.size({v.index})))")
+
+
 def shape_of(x: Val) -> tuple[Dim, ...]:
     return tuple(Dim(x, k) for k in range(len(x.shape)))
 
@@ -194,7 +204,7 @@ def more_tables(known: dict[Any, Any]) -> tuple[dict[Any, Any], dict[str, Any]]:
     functions.update({
         F.elu: lambda x, alpha=1.0, inplace=False: ops.elu(x, alpha), torch.selu: un("selu"), F.selu: un("selu"),
         F.hardsigmoid: un("hardsigmoid"), F.softsign: un("softsign"), torch.einsum: einsum,
-        F.scaled_dot_product_attention: attention,
+        F.scaled_dot_product_attention: attention, math.sqrt: lambda v: ops.unary("sqrt", as_number(v)),
         torch.triu: triangle("triu"), torch.tril: triangle("tril"),
         F.cross_entropy: lambda x, t, weight=None, size_average=None, ignore_index=-100, reduce=None,
         reduction="mean", label_smoothing=0.0: cross_entropy(x, t, weight, size_average, ignore_index, reduce,

@@ -20,7 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hipforge.agents.translate.translator import generate  # noqa: E402
 from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
+from hipforge.execution.config import EvalConfig  # noqa: E402
+from hipforge.execution.profile.target import load  # noqa: E402
 
 # library kernels; inductor's own are named triton_* (after the ops they fuse, "convolution" included)
 HEAVY = re.compile(r"^(?!triton_).*(gemm|conv|cudnn|cutlass|cublas|xmma|sm90_|sm80_|wgrad|dgrad|winograd|fft)", re.I)
@@ -65,45 +68,40 @@ def kernel_split(fn) -> dict:  # noqa: ANN001
             "top": [f"{n} {us / 1e3:.3f}" for n, us in top]}
 
 
-def translated_model(source: str, backend, init_inputs: list, reference):  # noqa: ANN001, ANN201
-    """The offline translator's ModelNew for `source`, built through `backend`, with the reference's weights."""
-    import torch.utils.cpp_extension as cpp_extension
-
-    from hipforge.agents.translate.translator import generate
-
-    original, cpp_extension.load_inline = cpp_extension.load_inline, backend.load_inline
-    try:
-        namespace: dict = {"__name__": "candidate"}
-        exec(compile(generate(source).source, "<candidate>", "exec"), namespace)  # noqa: S102  (our own output)
-    finally:
-        cpp_extension.load_inline = original
-    model = namespace["ModelNew"](*init_inputs).cuda()
-    model.load_state_dict(reference.state_dict(), strict=False)
-    return model
-
-
-def breakdown(source: str, trials: int, backend) -> dict:  # noqa: ANN001
+def reference_only(source: str) -> tuple:
+    """The task's Model on the GPU and its inputs, for a task the translator declines."""
     import torch
 
     namespace: dict = {"__name__": "kb_task"}
     exec(compile(source, "<task>", "exec"), namespace)  # noqa: S102  (trusted KernelBench problems)
     torch.manual_seed(0)
-    init_inputs = namespace["get_init_inputs"]()
-    model = namespace["Model"](*init_inputs).cuda()
-    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in namespace["get_inputs"]()]
-    compiled = torch.compile(model)
-    sides = {"eager": lambda: model(*inputs), "compiled": lambda: compiled(*inputs)}
+    model = namespace["Model"](*namespace["get_init_inputs"]()).cuda()
+    return model, [x.cuda() if isinstance(x, torch.Tensor) else x for x in namespace["get_inputs"]()]
+
+
+def breakdown(source: str, trials: int, cfg: EvalConfig | None) -> dict:
+    """Timings and kernel splits of eager and compiled references, and of the translator's kernel when `cfg`
+    names the backend to build it with (loaded as the profiler loads verified candidates)."""
+    import torch
+
     row: dict = {}
-    if backend is not None:
+    ours = None
+    if cfg is not None:
         try:
-            ours = translated_model(source, backend, init_inputs, model)
-            sides["ours"] = lambda: ours(*inputs)
+            loaded = load(generate(source).source, source, cfg)
+            model, inputs, ours = loaded.reference, loaded.inputs, loaded.model
         except Exception as exc:  # noqa: BLE001  (declined or failed: the other sides still count)
             row["ours_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    if ours is None:
+        model, inputs = reference_only(source)
+    compiled = torch.compile(model)
+    sides = {"eager": lambda: model(*inputs), "compiled": lambda: compiled(*inputs)}
+    if ours is not None:
+        sides["ours"] = lambda: ours(*inputs)
     with torch.no_grad():
         for side, fn in sides.items():
             row[f"{side}_ms"], row[side] = event_ms(fn, trials), kernel_split(fn)
-        if "ours" in sides:
+        if ours is not None:
             want, got = sides["eager"](), sides["ours"]()
             row["ours_max_err"] = (want - got).abs().max().item() if want.shape == got.shape else float("inf")
     return row
@@ -126,16 +124,12 @@ def main() -> None:
                 if re.search(args.only, p.task_name)]
     shard, shards = (int(x) for x in args.shard.split("/"))
     problems = problems[shard::shards]
-    backend = None
-    if args.ours:
-        from hipforge.execution.cuda.backend import CudaBackend
-
-        backend = CudaBackend(arch="sm_90")
+    cfg = EvalConfig(backend="cuda", arch="sm_90") if args.ours else None
     rows = {}
     print(f"{'task':<58}{'eager':>9}{'compile':>9}{'ours':>9}{'heavy%':>8}{'bound':>7}{'comp.x':>7}{'ours.x':>7}")
     for p in problems:
         try:
-            row = breakdown(p.source, args.trials, backend)
+            row = breakdown(p.source, args.trials, cfg)
             torch.cuda.empty_cache()  # the task's model and inputs are gone with breakdown's frame
         except Exception as exc:  # noqa: BLE001  (report the task and go on)
             rows[p.task_name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 
 from hipforge.agents.translate.graph import StateSpec
-from hipforge.agents.translate.hip_common import BLOCK_ARG_REDUCE, BLOCK_REDUCE, PROLOGUE, WELFORD
+from hipforge.agents.translate.hip_common import BLOCK_ARG_REDUCE, BLOCK_REDUCE, GROUP_REDUCE, PROLOGUE, WELFORD
 from hipforge.agents.translate.plan import Program
 
 REGISTER = '''
@@ -27,6 +27,7 @@ def _register(root: nn.Module, dotted: str, shape: tuple, buffer: bool) -> None:
 def hip_source(program: Program) -> str:
     text = "".join(k.source for k in program.kernels)
     helpers = [BLOCK_REDUCE] if "hf_combine<" in text or "hf_block_" in text else []
+    helpers += [GROUP_REDUCE] if "hf_group_reduce<" in text else []
     helpers += [BLOCK_ARG_REDUCE] if "hf_block_arg_reduce<" in text else []
     helpers += [WELFORD] if "hf_group_welford(" in text else []
     return "\n".join([PROLOGUE, *helpers, *(k.source for k in program.kernels)])

@@ -46,11 +46,12 @@ template <int OP> __device__ float hf_block_reduce(float v, float* red) {
     __syncthreads();
     return red[blockDim.x];
 }
+"""
 
-// The total over the threads that share a row (hip_row.py's modes): 0 the whole block, 1 one wavefront
-// (shuffles only, no barrier), 2 the threads of one column, threadIdx.x % tx alike (one thread when tx is
-// the block). Every thread of the row gets the same total.
-template <int OP> __device__ float hf_group_reduce(float v, float* red, int mode, int tx) {
+# The total over the threads that share a row (hip_row.py's modes): 0 the whole block, 1 one wavefront
+# (shuffles only, no barrier), 2 the threads of one column, threadIdx.x % tx alike (one thread when tx is
+# the block). Every thread of the row gets the same total. Needs BLOCK_REDUCE; only row kernels carry it.
+GROUP_REDUCE = """template <int OP> __device__ float hf_group_reduce(float v, float* red, int mode, int tx) {
     if (mode == 0) return hf_block_reduce<OP>(v, red);
     if (mode == 1) {
         for (int o = warpSize / 2; o > 0; o >>= 1) v = hf_combine<OP>(v, __shfl_down(v, o));

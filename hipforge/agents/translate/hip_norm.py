@@ -36,9 +36,16 @@ def lower_more(module: Any, target: str, x: Val, param: ParamFn, params: Callabl
         return ops.elu(x, module.alpha)
     if isinstance(module, nn.Hardsigmoid | nn.SELU | nn.Softsign | nn.Identity):
         return x if isinstance(module, nn.Identity) else ops.unary(type(module).__name__.lower(), x)
-    if isinstance(module, nn.Dropout) and (module.p == 0.0 or not module.training):
-        return x
+    if isinstance(module, nn.modules.dropout._DropoutNd):
+        return dropout(x, module.p, module.training)
     raise KeyError(type(module).__name__)
+
+
+def dropout(x: Val, p: float = 0.5, training: bool = True, inplace: bool = False) -> Val:
+    """Dropout that does nothing (eval mode, or p = 0), as module or function; random dropout no kernel matches."""
+    if training and p:
+        raise Untranslatable(f"dropout with p={p} in training mode")
+    return x
 
 
 def _stats_dims(x: Val, first: int) -> tuple[int, ...]:

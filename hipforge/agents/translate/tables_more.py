@@ -9,6 +9,7 @@ from typing import Any
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_loss import cross_entropy, triplet_margin
+from hipforge.agents.translate.hip_norm import dropout
 from hipforge.agents.translate.hip_pool import functional_pools
 from hipforge.agents.translate.hip_scan import flip, scan
 from hipforge.agents.translate.ir import Val, reduce
@@ -176,12 +177,6 @@ def attention(q: Val, k: Val, v: Val, attn_mask: Any = None, dropout_p: float = 
     return out
 
 
-def _dropout(x: Val, p: float = 0.5, training: bool = True, inplace: bool = False) -> Val:
-    if training and p:  # random: no kernel can match it
-        raise Untranslatable(f"dropout with p={p} in training mode")
-    return x
-
-
 def more_tables(known: dict[Any, Any]) -> tuple[dict[Any, Any], dict[str, Any]]:
     import builtins
     import operator
@@ -213,6 +208,6 @@ def more_tables(known: dict[Any, Any]) -> tuple[dict[Any, Any], dict[str, Any]]:
         reduce=None, reduction="mean": triplet_margin(a, p, n, margin, p_norm, eps, swap, reduction),
         operator.getitem: picker(known[operator.getitem]), builtins.getattr: picker(known[builtins.getattr]),
         **functional_pools(), **dict.fromkeys((F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout),
-                                              _dropout),
+                                              dropout),
     })
     return functions, methods

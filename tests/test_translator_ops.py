@@ -196,3 +196,17 @@ def test_a_size_used_as_a_number_is_read_at_run_time():
     assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
     with pytest.raises(Untranslatable, match="size of a computed tensor"):
         generate(task("pass", "torch.relu(x) / torch.relu(x).size(1)", "[torch.randn(4, 8)]"))
+
+
+def test_broadcast_operands_are_read_right_across_row_and_vector_boundaries():
+    """Operands repeated over 1, 3 and 15 consecutive outputs: each float4 of outputs finds its operands
+    with one quotient and a walk, which must wrap rows and counts mid-vector; 105 outputs leave a tail."""
+    source = task("self.b = nn.Parameter(torch.randn(5, 1)); self.c = nn.Parameter(torch.randn(3)); "
+                  "self.d = nn.Parameter(torch.randn(7, 1, 1))",
+                  "torch.tanh(x * self.b + self.c - self.d) + F.max_pool1d(x.view(7, 1, 15), 2).sum()",
+                  "[torch.randn(7, 5, 3)]")
+    generated = generate(source)
+    assert "hf_bcast4(" in generated.source and "hf_divmod(i, O2" in generated.source
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, source, config)
+    assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])

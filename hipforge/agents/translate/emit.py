@@ -5,7 +5,14 @@ from __future__ import annotations
 import hashlib
 
 from hipforge.agents.translate.graph import StateSpec
-from hipforge.agents.translate.hip_common import BLOCK_ARG_REDUCE, BLOCK_REDUCE, GROUP_REDUCE, PROLOGUE, WELFORD
+from hipforge.agents.translate.hip_common import (
+    BLOCK_ARG_REDUCE,
+    BLOCK_REDUCE,
+    BROADCAST_INDEX,
+    GROUP_REDUCE,
+    PROLOGUE,
+    WELFORD,
+)
 from hipforge.agents.translate.plan import Program
 
 REGISTER = '''
@@ -30,6 +37,7 @@ def hip_source(program: Program) -> str:
     helpers += [GROUP_REDUCE] if "hf_group_reduce<" in text else []
     helpers += [BLOCK_ARG_REDUCE] if "hf_block_arg_reduce<" in text else []
     helpers += [WELFORD] if "hf_group_welford(" in text else []
+    helpers += [BROADCAST_INDEX] if "hf_bcast" in text or "hf_divmod(" in text else []
     return "\n".join([PROLOGUE, *helpers, *(k.source for k in program.kernels)])
 
 

@@ -106,6 +106,40 @@ __device__ void hf_group_welford(float& n, float& mean, float& m2, float* red, i
 }
 """
 
+# Where a broadcast operand (`count` values, each repeated over `inner` consecutive outputs) is read for flat
+# output index i. A 64-bit division is a long emulated sequence on both vendors and would make a memory-bound
+# epilogue ALU-bound, so the division is 32-bit whenever the numbers fit, and a float4 of outputs pays for
+# one quotient, then walks across inner boundaries.
+BROADCAST_INDEX = """__device__ __forceinline__ void hf_divmod(int64_t i, int64_t d, int64_t& q, int64_t& r) {
+    if ((((uint64_t)i | (uint64_t)d) >> 32) == 0) {
+        const uint32_t q32 = (uint32_t)i / (uint32_t)d;
+        q = q32, r = (uint32_t)i - q32 * (uint32_t)d;
+    } else {
+        q = i / d, r = i - q * d;
+    }
+}
+
+__device__ __forceinline__ int64_t hf_bcast(int64_t i, int64_t inner, int64_t count) {
+    int64_t q, r, wraps, c;
+    hf_divmod(i, inner, q, r);
+    hf_divmod(q, count, wraps, c);
+    return c;
+}
+
+__device__ __forceinline__ void hf_bcast4(int64_t e, int64_t inner, int64_t count, int64_t* j) {
+    int64_t q, r, wraps, c;
+    hf_divmod(e, inner, q, r);
+    hf_divmod(q, count, wraps, c);
+    for (int k = 0; k < 4; ++k) {
+        j[k] = c;
+        if (++r == inner) {
+            r = 0;
+            if (++c == count) c = 0;
+        }
+    }
+}
+"""
+
 # (value, index) reduction for argmax/argmin; ties go to the lower index, as in torch.
 BLOCK_ARG_REDUCE = """template <bool MAX> __device__ __forceinline__ bool hf_better(float v, int i, float w, int k) {
     return (MAX ? w > v : w < v) || (w == v && k < i);

@@ -28,7 +28,7 @@ def _tag(span: tuple[int, int]) -> str:
 
 def span_load(k: int, span: tuple[int, int] | None, index: str) -> str:
     """Operand k at flat output index `index`, for an operand broadcast over all dims but `span`."""
-    return f"in{k}[({index} / inner{_tag(span)}) % count{_tag(span)}]" if span else f"in{k}[0]"
+    return f"in{k}[hf_bcast({index}, inner{_tag(span)}, count{_tag(span)})]" if span else f"in{k}[0]"
 
 
 def span_params(spans: list[tuple[int, int] | None]) -> tuple[list[str], list[str]]:
@@ -74,12 +74,20 @@ def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Va
               "    const int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;",
               "    const int64_t nvec = vec ? n / 4 : 0;"]
     if params.vector_width == 4:
+        tags = sorted({_tag(s) for s in partial if s})
         kernel += ["    for (int64_t v = tid; v < nvec; v += stride) {",
                    *(f"        const float4 a{k} = reinterpret_cast<const float4*>(in{k})[v];"
                      for k in range(len(inputs)) if full[k]),
+                   *(f"        int64_t j{t}[4];\n        hf_bcast4(v * 4, inner{t}, count{t}, j{t});" for t in tags),
                    "        float4 r;"]
+
+        def lane_operand(k: int, lane: int) -> str:
+            if full[k]:
+                return f"a{k}.{LANES[lane]}"
+            return f"in{k}[j{_tag(spans[k])}[{lane}]]" if spans[k] else f"in{k}[0]"
+
         for lane, c in enumerate(LANES):
-            operands = [f"a{k}.{c}" if full[k] else load(k, f"(v * 4 + {lane})") for k in range(len(inputs))]
+            operands = [lane_operand(k, lane) for k in range(len(inputs))]
             kernel.append(f"        r.{c} = {name}_op({', '.join(operands)});")
         kernel += ["        reinterpret_cast<float4*>(out)[v] = r;", "    }"]
     kernel += ["    for (int64_t i = nvec * 4 + tid; i < n; i += stride)",

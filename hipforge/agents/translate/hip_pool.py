@@ -2,7 +2,7 @@
 
 Window sizes, strides, padding and dilation are the module's (fixed hyperparameters); every tensor
 size is read at run time, so the kernel fits the smoke-scaled task as well as the full-size one.
-Leading dims (batch, channels) are flattened into planes; indexing is 64-bit throughout.
+Leading dims (batch, channels) are flattened into planes; indexing is 64-bit, its divisions 32-bit where they fit.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from hipforge.agents.translate.params import GenParams
 DEVICE = """__global__ void %(name)s_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t total,
                                   int64_t I0, int64_t I1, int64_t I2, int64_t O0, int64_t O1, int64_t O2) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t o2 = i %% O2, o1 = (i / O2) %% O1, o0 = (i / (O2 * O1)) %% O0, plane = i / (O2 * O1 * O0);
+        int64_t rest, o0, o1, o2, plane;
+        hf_divmod(i, O2, rest, o2);
+        hf_divmod(rest, O1, rest, o1);
+        hf_divmod(rest, O0, plane, o0);
         const float* xp = x + plane * I0 * I1 * I2;
         const int64_t s0 = o0 * %(s0)d - %(p0)d, s1 = o1 * %(s1)d - %(p1)d, s2 = o2 * %(s2)d - %(p2)d;
         float acc = %(init)s;

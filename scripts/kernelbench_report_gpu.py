@@ -5,6 +5,8 @@ results written as JSON and markdown (and PNG plots when matplotlib is there).
 Usage (GPU machine):
     python scripts/kernelbench_report_gpu.py --source KB.jsonl --levels 1,2 --backend cuda --arch sm_90 \\
         --parallel 8 --out $OUT/report
+    python scripts/kernelbench_report_gpu.py --levels 1,2,3 --backend cuda --arch sm_90 --parallel 12 \\
+        --out $OUT/library   # the reference library
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from hipforge.execution.config import EvalConfig  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", required=True, help="KernelBench: level folders, a .jsonl file or a dataset id")
+    parser.add_argument("--source", default="", help="KernelBench: level folders, a .jsonl file or a dataset id; "
+                        "none: the reference library at the sizes its tasks give (single ops L1, fusions L2, blocks L3)")
     parser.add_argument("--levels", default="1,2")
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--arch", default="sm_90")

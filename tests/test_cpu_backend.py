@@ -24,7 +24,8 @@ torch = pytest.importorskip("torch")
 from hipforge.execution.backend import CompileError  # noqa: E402
 from hipforge.execution.compile_cache import CompileCache  # noqa: E402
 from hipforge.execution.cpu import CpuBackend  # noqa: E402
-from hipforge.execution.cpu.rewrite import mask_source, rewrite  # noqa: E402
+from hipforge.execution.cpu.cxx_scan import mask_source  # noqa: E402
+from hipforge.execution.cpu.rewrite import rewrite  # noqa: E402
 from hipforge.execution.cpu.toolchain import HERE  # noqa: E402
 
 KERNELS = Path(__file__).parent / "kernels"

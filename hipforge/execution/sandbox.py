@@ -1,6 +1,6 @@
 """Process isolation: a warm fork server per slot; every evaluation runs in a fresh fork of it.
 
-The server (``python -m hipforge.execution.sandbox``) imports torch once. With root and a working
+The server (``python -m hipforge.execution.fork_server``) imports torch once. With root and a working
 ``unshare`` it lives in its own network and PID namespaces (no network at all; when it dies, every
 process it ever started dies too). Each job forks a child that enters ``enter_isolation`` and then
 runs ``worker.run_job``. Without namespaces the worker's audit hook is the network guard and
@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from hipforge.execution.isolation import PR_SET_CHILD_SUBREAPER, PROJECT_ROOT, enter_isolation, libc
+from hipforge.execution.fork_server import child_pids
+from hipforge.execution.isolation import PROJECT_ROOT
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 NAMESPACES = ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
@@ -74,7 +75,7 @@ class Server:
         read_fd, write_fd = os.pipe()
         prefix = NAMESPACES if mode == "namespaces" else []
         self.proc = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "hipforge.execution.sandbox", str(write_fd), self.root],
+            [*prefix, sys.executable, "-m", "hipforge.execution.fork_server", str(write_fd), self.root],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
             env=scrubbed_env(), cwd="/", start_new_session=True)
         os.close(write_fd)
@@ -132,7 +133,7 @@ class Server:
     def kill(self) -> None:
         """Kill the whole session; in namespace mode that takes down the PID namespace too, and we
         wait until its init (the server) is gone: the kernel reaps the namespace before it."""
-        inits = _children(self.proc.pid) if self.mode == "namespaces" else []
+        inits = child_pids(self.proc.pid) if self.mode == "namespaces" else []
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
@@ -171,120 +172,3 @@ class Server:
         except ValueError:
             return {}
         return event if isinstance(event, dict) else {}
-
-
-# ---- below: the server process and its job children ----
-def _read_line(fd: int) -> bytes:
-    """One line from a pipe, byte by byte: the job's fork must find the rest (its "go") unread."""
-    data = b""
-    while not data.endswith(b"\n") and (chunk := os.read(fd, 1)):
-        data += chunk
-    return data
-
-
-def _emit(fd: int, event: dict[str, Any], nonce: str = "") -> None:
-    # the leading newline ends any partial line the candidate may have written to this fd
-    data = memoryview(b"\n" + json.dumps({**event, "nonce": nonce}).encode() + b"\n")
-    while data:
-        data = data[os.write(fd, data):]
-
-
-def _wait_watched(pid: int, rss_limit_mb: int) -> dict[str, Any]:
-    """Wait for the job's fork; kill it if its resident set passes the limit (GPU jobs have no RLIMIT_AS)."""
-    import select
-
-    pidfd, memory = os.pidfd_open(pid), False
-    while not select.select([pidfd], [], [], 0.1)[0]:
-        if not memory and _rss_mb(pid) > rss_limit_mb:
-            memory = True
-            os.kill(pid, signal.SIGKILL)
-    os.close(pidfd)
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return {"signal": signal.Signals(os.WTERMSIG(status)).name, "memory": memory}
-    return {"code": os.WEXITSTATUS(status), "memory": memory}
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
-    except (OSError, StopIteration):
-        return 0.0
-
-
-def _cleanup(job: dict[str, Any], pid: int) -> None:
-    """Nothing the job started may outlive it: its process group, then (namespaces) every process of
-    its uid, then whatever was re-parented to us (we are PID 1 or a child subreaper)."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-    if job["mode"] == "namespaces":
-        killer = os.fork()
-        if killer == 0:
-            try:
-                os.setuid(job["uid"])
-                os.kill(-1, signal.SIGKILL)  # as that uid, -1 means every process of that uid
-            finally:
-                os._exit(0)
-        os.waitpid(killer, 0)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        for child in _children(os.getpid()):
-            try:
-                os.kill(child, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            break
-        time.sleep(0.02)
-    shutil.rmtree(job["workdir"], ignore_errors=True)
-
-
-def _children(pid: int) -> list[int]:
-    pids: list[int] = []
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                pids += [int(p) for p in f.read().split()]
-        except OSError:
-            pass
-    return pids
-
-
-def serve(events_fd: int, root: str) -> None:
-    """The server loop: fork a child per job, wait for it, then make sure nothing of it survives."""
-    import torch  # noqa: F401  # paid once; every job's fork inherits it
-
-    from hipforge.execution import worker
-
-    libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a job come back to us for cleanup
-    os.write(events_fd, b'{"event": "up"}\n')
-    while line := _read_line(0):
-        job = json.loads(line)
-        job["workdir"] = tempfile.mkdtemp(prefix="job-", dir=root)
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                mechanisms = enter_isolation(job)
-                emit = functools.partial(_emit, events_fd, nonce=job["nonce"])
-                worker.run_job(job, mechanisms, emit, functools.partial(_read_line, 0))
-                code = 0
-            except BaseException:
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                os._exit(code)
-        status = _wait_watched(pid, job["rss_limit_mb"])
-        _cleanup(job, pid)
-        _emit(events_fd, {"event": "exit", **status}, job["nonce"])
-
-
-if __name__ == "__main__":
-    serve(int(sys.argv[1]), sys.argv[2])

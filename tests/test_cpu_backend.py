@@ -363,9 +363,11 @@ def test_rewrite_launches_keeps_lines_and_skips_comments_and_strings():
         "  k<16><<<dim3(2,\n 3), 64, 0, s>>>(a);  // k<<<1, 1>>>(a)\n"
         '  printf("<<<1, 2>>>");\n'
         "  ns::g<<<1, 2>>>();\n"
+        "  (ns::k<2>)<<<1, 1>>>(a);\n"
         "}\n"
     )
     out = rewrite(src)
+    assert "{ (ns::k<2>)(hipcpu_args_...); }, a)" in out
     assert out.count("\n") == src.count("\n")
     assert "__global__" not in out and "__launch_bounds__" not in out
     assert '::hip_cpu::launch("k<16>", __FILE__, __LINE__, dim3(2,\n 3),  64,  0,  s, [&]' in out

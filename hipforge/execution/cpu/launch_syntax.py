@@ -7,37 +7,35 @@ from __future__ import annotations
 from hipforge.execution.cpu.cxx_scan import match_forward, split_top_level
 
 
-def _kernel_start(m: str, end: int) -> int:
-    """Start of the kernel expression that ends just before index `end` (the `<<<`)."""
-    j = end
+def _space_before(m: str, j: int) -> int:
+    """`j` moved back over whitespace."""
     while j > 0 and m[j - 1].isspace():
         j -= 1
+    return j
+
+
+def _opener_before(m: str, j: int, opener: str, closer: str) -> int:
+    """Index of the `opener` matching the `closer` at m[j - 1]; 0 when unbalanced."""
+    depth = 0
+    while j > 0:
+        c = m[j - 1]
+        if c == closer:
+            depth += 1
+        elif c == opener:
+            depth -= 1
+            if depth == 0:
+                return j - 1
+        j -= 1
+    return 0
+
+
+def _kernel_start(m: str, end: int) -> int:
+    """Start of the kernel expression that ends just before index `end` (the `<<<`)."""
+    j = _space_before(m, end)
     if j > 0 and m[j - 1] == ">":  # template arguments
-        depth = 0
-        while j > 0:
-            c = m[j - 1]
-            if c == ">":
-                depth += 1
-            elif c == "<":
-                depth -= 1
-                if depth == 0:
-                    j -= 1
-                    break
-            j -= 1
-        while j > 0 and m[j - 1].isspace():
-            j -= 1
+        j = _space_before(m, _opener_before(m, j, "<", ">"))
     if j > 0 and m[j - 1] == ")":  # (kernel_expression)
-        depth = 0
-        while j > 0:
-            c = m[j - 1]
-            if c == ")":
-                depth += 1
-            elif c == "(":
-                depth -= 1
-                if depth == 0:
-                    return j - 1
-            j -= 1
-        return j
+        return _opener_before(m, j, "(", ")")
     # identifier chain a::b::c
     while True:
         k = j
@@ -46,13 +44,9 @@ def _kernel_start(m: str, end: int) -> int:
         if k == j:
             return j
         j = k
-        t = j
-        while t > 0 and m[t - 1].isspace():
-            t -= 1
+        t = _space_before(m, j)
         if t >= 2 and m[t - 2 : t] == "::":
-            j = t - 2
-            while j > 0 and m[j - 1].isspace():
-                j -= 1
+            j = _space_before(m, t - 2)
             continue
         return j
 

@@ -56,9 +56,27 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
                 raise Untranslatable(f"unsupported op: {_op_name(node)} at node {node.name}: {exc}") from None
             if isinstance(env[node], Val) and env[node].op in ("aten", "kernel") and meta is not None:
                 env[node].shape = tuple(meta.shape)
+            _typed(env[node], meta, node)
     if not isinstance(output, Val) or output.op == "input":
         raise Untranslatable("unsupported model: it must return one computed tensor")
+    if output.extra.get("boolean"):
+        raise Untranslatable("unsupported dtype: the model returns a torch.bool mask, its kernels write float32")
     return names, output
+
+
+def _typed(val: Any, meta: Any, node: Any) -> None:
+    """Kernels compute float32; int64 indices (argmax) and 0/1 masks (comparisons) are the only exact stand-ins
+    for other dtypes. A node whose dtype in PyTorch differs from what its value holds (a mask summed into an
+    int64 count, two masks added into a bool) is declined, never returned in the wrong dtype."""
+    import torch
+
+    dtype = getattr(meta, "dtype", None)
+    if not isinstance(val, Val) or dtype is None:
+        return
+    holds = torch.int64 if val.integer else torch.bool if val.extra.get("boolean") else torch.float32
+    if dtype != holds:
+        raise Untranslatable(f"unsupported dtype: {_op_name(node)} at node {node.name} gives {dtype}, "
+                             f"its kernel value {holds}")
 
 
 def _constant(gm: Any, target: str, anchor: str | None) -> Val:

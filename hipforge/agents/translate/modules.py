@@ -8,7 +8,7 @@ from typing import Any
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_conv_spec import conv_val
-from hipforge.agents.translate.hip_norm import lower_more
+from hipforge.agents.translate.hip_norm import group_norm, lower_more
 from hipforge.agents.translate.ir import Val
 
 ParamFn = Callable[[str, tuple[int, ...]], Val]
@@ -34,7 +34,8 @@ def lower_module(module: Any, target: str, x: Val, param: ParamFn) -> Val:
         weight, bias = _params(module, target, param)
         return ops.layer_norm(x, module.normalized_shape, weight, bias, module.eps)
     if isinstance(module, nn.GroupNorm):
-        return _group_norm(module, target, x, param)
+        weight, bias = _params(module, target, param)
+        return group_norm(x, module.num_groups, weight, bias, module.eps)
     if isinstance(module, nn.Linear):
         return _aten(module, target, x, param, "F.linear({0}, {1}{2})", "linear")
     if isinstance(module, nn.modules.conv._ConvNd) and module.padding_mode == "zeros":
@@ -43,22 +44,6 @@ def lower_module(module: Any, target: str, x: Val, param: ParamFn) -> Val:
         return conv_val(x, weight, bias, transposed, module.stride, module.padding, module.dilation, module.groups,
                         module.output_padding if transposed else 0)
     return lower_more(module, target, x, param, _params)
-
-
-def _group_norm(module: Any, target: str, x: Val, param: ParamFn) -> Val:
-    """Rows of (N, G, C/G * spatial) normalized by a row kernel (reshapes are free views), then the
-    per-channel affine as elementwise work that fuses with whatever follows."""
-    import math
-
-    groups = module.num_groups
-    rows = Val("aten", (x.shape[0], groups, math.prod(x.shape[1:]) // groups), (x,),
-               fn=f"{{0}}.reshape({{0}}.shape[0], {groups}, -1)", kind="view")
-    normed = ops.layer_norm(rows, (rows.shape[-1],), None, None, module.eps)
-    y = Val("aten", x.shape, (normed, x), fn="{0}.reshape({1}.shape)", kind="view")
-    weight, bias = _params(module, target, param)
-    channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
-    y = ops.binary("mul", y, ops.as_shape(weight, channel)) if weight is not None else y
-    return ops.binary("add", y, ops.as_shape(bias, channel)) if bias is not None else y
 
 
 def _params(module: Any, target: str, param: ParamFn) -> tuple[Val | None, Val | None]:

@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 from hipforge.agents.translate import ops
+from hipforge.agents.translate.compare import compare_tables
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_conv_spec import conv_val
 from hipforge.agents.translate.hip_scan import scan
@@ -146,7 +147,8 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
             x, y, beta, _legacy(size_average, reduce, reduction)),
     })
     more_functions, more_methods = more_tables(functions)
-    return {**functions, **more_functions}, {**methods, **more_methods}
+    compare_functions, compare_methods = compare_tables()
+    return {**functions, **more_functions, **compare_functions}, {**methods, **more_methods, **compare_methods}
 
 
 def _legacy(size_average: Any, reduce: Any, reduction: str) -> str:

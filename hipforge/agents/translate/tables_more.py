@@ -9,7 +9,7 @@ from typing import Any
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_loss import cross_entropy, triplet_margin
-from hipforge.agents.translate.hip_norm import dropout
+from hipforge.agents.translate.hip_norm import dropout, functional_norms
 from hipforge.agents.translate.hip_pool import functional_pools
 from hipforge.agents.translate.hip_scan import flip, scan
 from hipforge.agents.translate.ir import Val, reduce
@@ -207,7 +207,7 @@ def more_tables(known: dict[Any, Any]) -> tuple[dict[Any, Any], dict[str, Any]]:
         F.triplet_margin_loss: lambda a, p, n, margin=1.0, p_norm=2.0, eps=1e-6, swap=False, size_average=None,
         reduce=None, reduction="mean": triplet_margin(a, p, n, margin, p_norm, eps, swap, reduction),
         operator.getitem: picker(known[operator.getitem]), builtins.getattr: picker(known[builtins.getattr]),
-        **functional_pools(), **dict.fromkeys((F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout),
-                                              dropout),
+        **functional_pools(), **functional_norms(),
+        **dict.fromkeys((F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout), dropout),
     })
     return functions, methods

@@ -21,8 +21,7 @@ HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n
 # Every kernel path in one build: a grouped conv (asymmetric kernel, stride, padding, dilation; no
 # bias) and a strided grouped transposed conv (output_padding, 3 channels per group) take the direct
 # kernels, 4 and 1 output channels per thread; a pointwise conv and a stride-1 grouped transposed conv
-# have the channels for the implicit GEMM (the latter through the flipped filter). The weights'
-# per-group sizes (out_channels // groups) and kernel sizes (Model literals) are not init inputs.
+# have the channels for the implicit GEMM (the latter through the flipped filter).
 CONV3D_CHAIN = HEADER + '''class Model(nn.Module):
     def __init__(self, in_channels, mid_channels, wide, out_channels, groups):
         super().__init__()
@@ -136,7 +135,7 @@ def test_strategies_and_kernels(generated):
         assert (generated[name].strategy, len(generated[name].kernels)) == (strategy, kernels), name
     chain = generated["conv3d_chain"].source
     assert "F.conv" not in chain and "gridDim.y" not in chain and "int64_t i =" in chain  # 1-D grid, 64-bit index
-    assert "init_inputs[3] // init_inputs[4]" in chain  # the stride-1 transposed weight's out_channels // groups
+    assert "def __init__(self, in_channels, mid_channels, wide, out_channels, groups):" in chain  # the reference's
     assert "conv_3_gemm" not in chain  # a strided transposed conv has no implicit-GEMM form
     functional = generated["conv1d_chain"].source
     assert all(f"conv_{i}_gemm<{flip}>" in functional for i, flip in ((0, "false"), (1, "false"), (2, "true")))

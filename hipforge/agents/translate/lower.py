@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 from typing import Any
 
 from hipforge.agents.translate.graph import TracedTask, Untranslatable
@@ -23,9 +24,9 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
     output: Any = None
 
     def param(ref: str, shape: tuple[int, ...]) -> Val:
+        ref = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", ref)  # self.layers.0.weight: Sequential's children by index
         return params.setdefault((ref, shape), Val("input", shape, ref=ref))
 
-    state = {s.name for s in traced.state}
     anchor = next((n.name for n in traced.gm.graph.nodes if n.op == "placeholder" and "tensor_meta" in n.meta), None)
     for node in traced.gm.graph.nodes:
         meta = node.meta.get("tensor_meta")
@@ -35,7 +36,7 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
         elif node.op == "get_attr":
             if meta is None or meta.dtype != torch.float32:  # kernels read every tensor as float*
                 raise Untranslatable(f"unsupported parameter dtype: {node.target} is {getattr(meta, 'dtype', None)}")
-            env[node] = (param(f"self.{node.target}", tuple(meta.shape)) if node.target in state
+            env[node] = (param(f"self.{node.target}", tuple(meta.shape)) if node.target in traced.state
                          else _constant(traced.gm, node.target, anchor))
         elif node.op == "output":
             output = env.get(node.args[0]) if not isinstance(node.args[0], tuple | list) else None

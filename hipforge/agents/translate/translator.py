@@ -11,6 +11,7 @@ from hipforge.agents.translate.graph import Untranslatable, trace_task
 from hipforge.agents.translate.lower import lower
 from hipforge.agents.translate.params import GenParams
 from hipforge.agents.translate.plan import plan
+from hipforge.agents.translate.reference_init import reference_init
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ def generate(task_source: str, params: GenParams | None = None) -> Generated:
         raise Untranslatable(reason if reason.startswith("unsupported") else f"unsupported fusion: {reason}") from None
     names = tuple(k.name for k in program.kernels)
     doc = f"Translated by hipforge's offline translator ({program.strategy}); HIP functions: {', '.join(names)}."
-    source = module_source(program, arg_names, traced.state, doc)
+    source = module_source(program, arg_names, reference_init(task_source), doc)
     return Generated(source, program.strategy, names)
 
 

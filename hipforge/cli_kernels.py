@@ -64,11 +64,11 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         from hipforge.agents.evolve import evolve as run_evolution
         from hipforge.agents.evolve import offline_generate
         from hipforge.execution.evaluate import evaluate
-        from hipforge.tasks import smoke_scale, task_id
+        from hipforge.tasks import smoke_sources, task_id
 
         source = read(task)
         cfg = config(backend, arch, wavefront)
-        check_source = smoke_scale(source).source if backend == "cpu" else source
+        check_source = smoke_sources([(task.stem, source)])[task.stem] if backend == "cpu" else source
         agent_task = AgentTask(task_id(source), task.stem, source)
         with console.status(f"translating {task.name} and evaluating on {backend}"):
             run = run_evolution(agent_task, offline_generate, lambda c: evaluate(c.source, check_source, cfg),

@@ -35,8 +35,8 @@ from hipforge.execution.config import EvalConfig  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", default="", help="KernelBench: level folders, a .jsonl file or a dataset id; "
-                        "none: the reference library at the sizes its tasks give (single ops L1, fusions L2, blocks L3)")
+    parser.add_argument("--source", default="", help="KernelBench: level folders, a .jsonl file or a dataset id; none: "
+                        "the reference library at the sizes its tasks give (single ops L1, fusions L2, blocks L3)")
     parser.add_argument("--levels", default="1,2")
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--arch", default="sm_90")

@@ -21,7 +21,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hipforge import pyast  # noqa: E402
 from hipforge.agents.base import AgentTask, Candidate  # noqa: E402
 from hipforge.agents.evolve import evolve, offline_generate  # noqa: E402
 from hipforge.agents.translate.translator import OfflineTranslator  # noqa: E402
@@ -30,26 +29,7 @@ from hipforge.bench.kernelbench import KernelBenchProblem, load_kernelbench  # n
 from hipforge.bench.scoring import TaskScore, summary  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.evaluate import evaluate, evaluate_many  # noqa: E402
-from hipforge.tasks import smoke_ladder  # noqa: E402
-
-
-def runnable_smoke_source(source: str) -> str:
-    """The most aggressive smoke rung whose reference still runs (shapes checked on the meta device):
-    shrinking sizes independently can break relations a task relies on (a LayerNorm sized by one
-    dim and applied over another). The first rung when none is found."""
-    import torch
-
-    rungs = smoke_ladder(source)
-    for rung in rungs:
-        namespace: dict = {"__name__": "smoke_check"}
-        try:
-            exec(pyast.compile_tree(rung.source, "<task>"), namespace)
-            with torch.device("meta"):
-                namespace["Model"](*namespace["get_init_inputs"]())(*namespace["get_inputs"]())
-            return rung.source
-        except Exception:  # noqa: BLE001, S112  (any failure: try a milder rung)
-            continue
-    return rungs[0].source
+from hipforge.tasks import smoke_sources  # noqa: E402
 
 
 def score(name: str, result, over: str = "eager") -> TaskScore:  # noqa: ANN001
@@ -119,8 +99,10 @@ def main() -> None:
     if args.only:
         problems = [p for p in problems if re.search(args.only, p.task_name, re.IGNORECASE)]
 
+    smoke = smoke_sources([(p.task_name, p.source) for p in problems], args.parallel) if args.backend == "cpu" else {}
+
     def checked(p: KernelBenchProblem) -> str:
-        return runnable_smoke_source(p.source) if args.backend == "cpu" else p.source
+        return smoke.get(p.task_name, p.source)
 
     started = time.monotonic()
     translator, made, declined = OfflineTranslator(), {}, {}

@@ -66,7 +66,7 @@ def load_report_tasks(source: str, levels: list[int], limit: int, backend: str,
                       only: list[str] | None = None) -> tuple[str, list[ReportTask]]:
     """("kernelbench", problems) from a KernelBench source; ("reference", the library) when none is given.
     `only` keeps tasks whose name contains one of its strings; then limit > 0 keeps the first of each level."""
-    from hipforge.tasks import smoke_scale, task_id
+    from hipforge.tasks import smoke_sources, task_id
     from hipforge.tasks.library import load_library
 
     if source:
@@ -80,8 +80,8 @@ def load_report_tasks(source: str, levels: list[int], limit: int, backend: str,
         named = [t for lvl in sorted({t[1] for t in named}) for t in [x for x in named if x[1] == lvl][:limit]]
     if not named:
         raise ValueError(f"no {task_set} task matches levels {levels} and names {only or 'any'}")
-    tasks = [ReportTask(task_id(src), name, level, src, smoke_scale(src).source if backend == "cpu" else src)
-             for name, level, src in named]
+    smoke = smoke_sources([(name, src) for name, _, src in named]) if backend == "cpu" else {}
+    tasks = [ReportTask(task_id(src), name, level, src, smoke.get(name, src)) for name, level, src in named]
     return task_set, tasks
 
 

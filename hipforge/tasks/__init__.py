@@ -4,7 +4,7 @@ Importing this package does not import torch; only the sandbox worker processes 
 """
 
 from hipforge.tasks.errors import ERROR_CODES, ErrorCode, TaskError
-from hipforge.tasks.reference_run import ReferenceRun, check_task, check_tasks, shutdown_workers
+from hipforge.tasks.reference_run import ReferenceRun, check_task, check_tasks, shutdown_workers, smoke_sources
 from hipforge.tasks.smoke import LADDER, SmokeRung, SmokeSource, smoke_ladder, smoke_scale
 from hipforge.tasks.source import check_source, normalize_source, parse_source, size_constants, task_id
 
@@ -25,5 +25,6 @@ __all__ = [
     "size_constants",
     "smoke_ladder",
     "smoke_scale",
+    "smoke_sources",
     "task_id",
 ]

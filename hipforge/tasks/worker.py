@@ -188,7 +188,30 @@ def _run(job: dict[str, Any]) -> dict[str, Any]:
     except _Rejected as rejected:
         return rejected.reply
     return {"ok": True, "shapes": [list(t.shape) for t in first], "dtypes": [str(t.dtype) for t in first],
-            "init_s": init_s, "forward_s": min(forward_s, forward2_s), **work_profile(job.get("full_source"))}
+            "init_s": init_s, "forward_s": min(forward_s, forward2_s),
+            "fp64_gap": _fp64_gap(module, model_class, job["seed"], first), **work_profile(job.get("full_source"))}
+
+
+def _fp64_gap(module: Any, model_class: Any, seed: int, first: list[Any]) -> float | None:
+    """How far the float32 outputs lie from the same model and inputs in float64, in units of KernelBench's
+    fp32 tolerance (atol = rtol = 1e-4). Above 1 these sizes are too ill-conditioned to judge a kernel at
+    that tolerance (a batch norm over 1x1 maps of two samples); None: not float32, or no float64 run."""
+    import torch
+
+    if not all(t.dtype == torch.float32 and t.numel() for t in first):
+        return None
+    try:
+        torch.manual_seed(seed)
+        model = model_class(*module.get_init_inputs()).double()
+        torch.manual_seed(seed)
+        inputs = [t.double() if isinstance(t, torch.Tensor) and t.dtype == torch.float32 else t
+                  for t in module.get_inputs()]
+        with torch.no_grad():
+            exact = _tensors(model(*inputs))
+        return max(((a.double() - b).abs() / (1e-4 + 1e-4 * b.abs())).max().item()
+                   for a, b in zip(first, exact, strict=True))
+    except Exception:  # noqa: BLE001  # ops without float64 kernels, dtype-sensitive code: no verdict
+        return None
 
 
 def work_profile(source: str | None) -> dict[str, Any]:

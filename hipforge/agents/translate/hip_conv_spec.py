@@ -38,9 +38,10 @@ def conv_val(x: Val, weight: Val, bias: Val | None, transposed: bool, stride: An
     if transposed:
         call = (f"F.conv_transpose{nd}d({{0}}, {{1}}, {bias_arg}, stride={stride!r}, padding={padding!r}, "
                 f"output_padding={output_padding!r}, groups={groups!r}, dilation={dilation!r})")
-    else:
+    else:  # grouped: read off the tensors (depthwise groups follow the channels, which smoke scaling shrinks)
+        group_arg = "{0}.shape[1] // {1}.shape[1]" if groups != 1 else "1"
         call = (f"F.conv{nd}d({{0}}, {{1}}, {bias_arg}, stride={stride!r}, padding={padding!r}, "
-                f"dilation={dilation!r}, groups={groups!r})")
+                f"dilation={dilation!r}, groups={group_arg})")
     out = Val("aten", (), operands, fn=call, kind="conv")
     try:
         out.extra["conv"] = conv_spec(weight, transposed, stride, padding, dilation, groups, output_padding)

@@ -25,7 +25,8 @@ def test_masks_fuse_as_exact_zero_one_values():
     _correct(task("self.l = nn.Linear(24, 16)",
                   "torch.where(self.l(x) > 0.1, self.l(x), self.l(x) * 0.2).masked_fill(self.l(x) <= -0.5, 3.0) "
                   "+ (self.l(x) != self.l(x).amax(dim=1, keepdim=True)) * self.l(x) "
-                  "+ torch.ge(self.l(x), 0.0).eq(x.sum(dim=1, keepdim=True) < 0) * 2.0",
+                  "+ torch.ge(self.l(x), 0.0).eq(x.sum(dim=1, keepdim=True) < 0) * 2.0 "
+                  "+ torch.where((x.sum(dim=1) > 0).unsqueeze(1), self.l(x), -self.l(x))",  # a view keeps a mask
                   "[torch.randn(9, 24)]"))
 
 

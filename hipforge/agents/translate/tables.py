@@ -13,7 +13,7 @@ from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_conv_spec import conv_val
 from hipforge.agents.translate.hip_scan import scan
 from hipforge.agents.translate.ir import Val, reduce
-from hipforge.agents.translate.tables_more import as_number, more_tables
+from hipforge.agents.translate.tables_more import as_number, more_tables, view
 
 
 def _extreme(fn: str):
@@ -31,12 +31,12 @@ def _pick(pair: Any, key: Any) -> Val:
     if isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], Val):
         return pair[{"values": 0, "indices": 1}.get(key, key)]
     if key == "T" and isinstance(pair, Val) and len(pair.shape) == 2:
-        return Val("aten", pair.shape[::-1], (pair,), fn="{0}.T", kind="view")
+        return view(pair, pair.shape[::-1], "{0}.T")
     raise KeyError(key)
 
 
 def _transpose(x: Val, a: int, b: int) -> Val:
-    return Val("aten", x.shape, (x,), fn=f"{{0}}.transpose({a}, {b})", kind="view", extra={"dims": (a, b)})
+    return view(x, x.shape, f"{{0}}.transpose({a}, {b})", dims=(a, b))
 
 
 def _matmul(a: Val, b: Val) -> Val:

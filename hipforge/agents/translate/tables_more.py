@@ -57,8 +57,10 @@ def picker(fallback: Any) -> Any:
     return pick
 
 
-def view(x: Val, shape: tuple[int, ...], call: str, *sources: Val) -> Val:
-    return Val("aten", tuple(shape), (x, *sources), fn=call, kind="view")
+def view(x: Val, shape: tuple[int, ...], call: str, *sources: Val, **extra: Any) -> Val:
+    """A PyTorch view of x, which keeps x's dtype: an int64 index stays integer, a 0/1 mask boolean."""
+    flags = {"boolean": True} if x.extra.get("boolean") else {}
+    return Val("aten", tuple(shape), (x, *sources), fn=call, kind="view", integer=x.integer, extra={**flags, **extra})
 
 
 def _dims(x: Val, dim: Any) -> list[int]:

@@ -20,7 +20,6 @@ class Untranslatable(Exception):
 class TracedTask:
     gm: Any  # torch.fx.GraphModule with node.meta["tensor_meta"] filled in
     state: frozenset[str]  # the model's parameter and buffer names (state_dict keys)
-    init_inputs: list[Any]
 
 
 def trace_task(source: str) -> TracedTask:
@@ -46,4 +45,4 @@ def trace_task(source: str) -> TracedTask:
         ShapeProp(gm).propagate(*inputs)
     except Exception as exc:
         raise Untranslatable(f"unsupported model: shape propagation failed: {type(exc).__name__}: {exc}") from None
-    return TracedTask(gm, frozenset(model.state_dict()), init_inputs)
+    return TracedTask(gm, frozenset(model.state_dict()))

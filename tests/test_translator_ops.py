@@ -210,3 +210,16 @@ def test_broadcast_operands_are_read_right_across_row_and_vector_boundaries():
     config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
     result = evaluate(generated.source, source, config)
     assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
+
+
+def test_cat_stays_in_pytorch_and_its_neighbours_fuse():
+    source = task("self.c = nn.Conv2d(3, 4, 3, padding=1)",
+                  "torch.relu(torch.cat([self.c(x) * 2.0, torch.sigmoid(x)], dim=1)).mean(dim=(2, 3))",
+                  "[torch.randn(2, 3, 9, 7)]")
+    generated = generate(source)
+    assert "torch.cat([" in generated.source and generated.strategy == "fused-around-aten"
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, source, config)
+    assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
+    with pytest.raises(Untranslatable, match="torch.cat with nothing around it to fuse"):
+        generate(task("pass", "torch.cat([x, x], dim=0)", "[torch.randn(4, 8)]"))

@@ -63,6 +63,15 @@ def view(x: Val, shape: tuple[int, ...], call: str, *sources: Val, **extra: Any)
     return Val("aten", tuple(shape), (x, *sources), fn=call, kind="view", integer=x.integer, extra={**flags, **extra})
 
 
+def cat(tensors: Any, dim: int = 0) -> Val:
+    """torch.cat stays in PyTorch (a copy with no math to fuse); what reads or feeds it fuses as usual."""
+    parts = list(tensors)
+    if not parts or not all(isinstance(t, Val) for t in parts):
+        raise Untranslatable("torch.cat of something other than tensors")
+    slots = ", ".join(f"{{{k}}}" for k in range(len(parts)))
+    return Val("aten", (), tuple(parts), fn=f"torch.cat([{slots}], dim={int(dim)})", kind="cat")
+
+
 def _dims(x: Val, dim: Any) -> list[int]:
     rank = max(len(x.shape), 1)
     return sorted({d % rank for d in (dim if isinstance(dim, tuple | list) else [dim])})
@@ -209,6 +218,7 @@ def more_tables(known: dict[Any, Any]) -> tuple[dict[Any, Any], dict[str, Any]]:
         F.triplet_margin_loss: lambda a, p, n, margin=1.0, p_norm=2.0, eps=1e-6, swap=False, size_average=None,
         reduce=None, reduction="mean": triplet_margin(a, p, n, margin, p_norm, eps, swap, reduction),
         operator.getitem: picker(known[operator.getitem]), builtins.getattr: picker(known[builtins.getattr]),
+        torch.cat: cat, torch.concat: cat, torch.concatenate: cat,
         **functional_pools(), **functional_norms(),
         **dict.fromkeys((F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout), dropout),
     })

@@ -71,10 +71,7 @@ def _bias_into_epilogue(order: list[Val]) -> bool:
     """Convolutions whose every user is fused HIP work leave their bias to that kernel, where it is free:
     PyTorch adds a conv's bias in a pass of its own for many cuDNN algorithms (3-d, transposed), a
     whole extra read and write of the conv's output. Rewrites in place; whether anything changed."""
-    users: dict[int, list[Val]] = {}
-    for v in order:
-        for a in v.operands():
-            users.setdefault(id(a), []).append(v)
+    users = _users(order)
     changed = False
     for v in order:
         if v.kind != "conv" or len(v.args) != 3 or v.args[2].op != "input" or len(v.shape) < 2 \
@@ -95,12 +92,9 @@ def fuse(order: list[Val], output: Val) -> list[list[Val]]:
     another kernel also needs ends its group (it becomes a kernel output), found by fixed point.
     """
     ends: set[int] = set()
+    users = _users(order)
     while True:
         groups = _greedy(order, ends)
-        users: dict[int, int] = {}
-        for v in order:
-            for a in v.operands():
-                users[id(a)] = users.get(id(a), 0) + 1
         extra = set()
         for members in groups:
             inside = {id(m) for m in members}
@@ -109,10 +103,19 @@ def fuse(order: list[Val], output: Val) -> list[list[Val]]:
                 for a in m.operands():
                     if id(a) in inside:
                         used_inside[id(a)] += 1
-            extra |= {id(m) for m in members[:-1] if m is output or users.get(id(m), 0) > used_inside[id(m)]}
+            extra |= {id(m) for m in members[:-1] if m is output or len(users.get(id(m), [])) > used_inside[id(m)]}
         if not extra - ends:
             return groups
         ends |= extra
+
+
+def _users(order: list[Val]) -> dict[int, list[Val]]:
+    """id of a value -> the values that take it as an operand (once per use)."""
+    users: dict[int, list[Val]] = {}
+    for v in order:
+        for a in v.operands():
+            users.setdefault(id(a), []).append(v)
+    return users
 
 
 def _greedy(order: list[Val], ends: set[int]) -> list[list[Val]]:

@@ -6,6 +6,8 @@ and no task is too big to trace.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,11 +40,48 @@ def trace_task(source: str) -> TracedTask:
         raise Untranslatable(f"unsupported model: it does not build on the meta device: "
                              f"{type(exc).__name__}: {exc}") from None
     try:
-        gm = torch.fx.symbolic_trace(model)
-    except Exception as exc:  # data-dependent Python control flow, shape unpacking, ...
-        raise Untranslatable(f"unsupported model: torch.fx cannot trace it: {type(exc).__name__}: {exc}") from None
+        gm = _trace(model, sized=True)
+    except Exception:  # an int attribute in Python control flow (range(self.layers)): traced as a value
+        try:
+            gm = _trace(model, sized=False)
+        except Exception as exc:  # data-dependent Python control flow, shape unpacking, ...
+            raise Untranslatable(f"unsupported model: torch.fx cannot trace it: {type(exc).__name__}: {exc}") from None
     try:
         ShapeProp(gm).propagate(*inputs)
     except Exception as exc:
         raise Untranslatable(f"unsupported model: shape propagation failed: {type(exc).__name__}: {exc}") from None
     return TracedTask(gm, frozenset(model.state_dict()))
+
+
+def _trace(model: Any, sized: bool) -> Any:
+    import torch.fx
+
+    tracer = torch.fx.Tracer()
+    tracer.proxy_buffer_attributes = True  # self.mask[:, :t] slices a buffer by a traced size
+    with _int_attributes_traced(model, tracer) if sized else nullcontext():
+        graph = tracer.trace(model)
+    return torch.fx.GraphModule(model, graph, type(model).__name__)
+
+
+@contextmanager
+def _int_attributes_traced(model: Any, tracer: Any) -> Iterator[None]:
+    """The int attributes of the modules whose forward is traced (self.n_head, self.groups) are read as
+    get_attr nodes, so that the forward refers to them rather than to their value at this problem size."""
+    swapped = []
+    for name, module in model.named_modules():
+        ints = [k for k, v in vars(module).items() if type(v) is int and not k.startswith("_")]
+        if not ints or name and tracer.is_leaf_module(module, name):
+            continue
+        cls = type(module)
+        attributes = {k: _proxied(tracer, f"{name}.{k}" if name else k) for k in ints}
+        module.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__, **attributes})
+        swapped.append((module, cls))
+    try:
+        yield
+    finally:
+        for module, cls in swapped:
+            module.__class__ = cls
+
+
+def _proxied(tracer: Any, target: str) -> property:
+    return property(lambda self: tracer.create_proxy("get_attr", target, (), {}))

@@ -59,13 +59,16 @@ def conv_spec(weight: Val, transposed: bool, stride: Any, padding: Any, dilation
             raise Untranslatable(f"unsupported op: a convolution with padding={padding!r}")
         padding = 0
 
-    def per_dim(value: Any, what: str) -> tuple[int, ...]:
-        values = (value,) * nd if type(value) is int else tuple(value)
-        if len(values) != nd or not all(type(v) is int and v >= 0 for v in values):
-            raise Untranslatable(f"unsupported op: a convolution with {what}={value!r} for a {nd}-d kernel")
-        return values
+    def count(v: Any) -> bool:  # an int or a model's int attribute (a Size), not a bool
+        return isinstance(v, int) and not isinstance(v, bool)
 
-    if type(groups) is not int or groups < 1:
+    def per_dim(value: Any, what: str) -> tuple[int, ...]:
+        values = (value,) * nd if count(value) else tuple(value)
+        if len(values) != nd or not all(count(v) and v >= 0 for v in values):
+            raise Untranslatable(f"unsupported op: a convolution with {what}={value!r} for a {nd}-d kernel")
+        return tuple(int(v) for v in values)
+
+    if not count(groups) or groups < 1:
         raise Untranslatable(f"unsupported op: a convolution with groups={groups!r}")
     return ConvSpec(transposed, tuple(weight.shape[2:]), per_dim(stride, "stride"), per_dim(padding, "padding"),
-                    per_dim(dilation, "dilation"), per_dim(output_padding, "output_padding"), groups)
+                    per_dim(dilation, "dilation"), per_dim(output_padding, "output_padding"), int(groups))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 import re
 from typing import Any
 
@@ -10,6 +11,7 @@ from hipforge.agents.translate.graph import TracedTask, Untranslatable
 from hipforge.agents.translate.hip_loss import module_loss
 from hipforge.agents.translate.ir import Val
 from hipforge.agents.translate.modules import lower_module
+from hipforge.agents.translate.sizes import Size
 from hipforge.agents.translate.tables import tables
 
 
@@ -24,7 +26,7 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
     output: Any = None
 
     def param(ref: str, shape: tuple[int, ...]) -> Val:
-        ref = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", ref)  # self.layers.0.weight: Sequential's children by index
+        ref = _indexed(ref)
         return params.setdefault((ref, shape), Val("input", shape, ref=ref))
 
     anchor = next((n.name for n in traced.gm.graph.nodes if n.op == "placeholder" and "tensor_meta" in n.meta), None)
@@ -33,6 +35,8 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
         if node.op == "placeholder":
             names.append(node.name)
             env[node] = _placeholder(node, anchor)
+        elif node.op == "get_attr" and type(value := operator.attrgetter(node.target)(traced.gm)) is int:
+            env[node] = Size(value, _indexed(f"self.{node.target}"), ())  # a size the model fixes (self.n_head)
         elif node.op == "get_attr":
             if meta is None or meta.dtype != torch.float32:  # kernels read every tensor as float*
                 raise Untranslatable(f"unsupported parameter dtype: {node.target} is {getattr(meta, 'dtype', None)}")
@@ -63,6 +67,10 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
     if output.extra.get("boolean"):
         raise Untranslatable("unsupported dtype: the model returns a torch.bool mask, its kernels write float32")
     return names, output
+
+
+def _indexed(ref: str) -> str:
+    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", ref)  # self.layers.0.weight: Sequential's children by index
 
 
 def _typed(val: Any, meta: Any, node: Any) -> None:
@@ -118,6 +126,8 @@ def _resolve(value: Any, env: dict[Any, Any]) -> Any:
         return type(value)(_resolve(v, env) for v in value)
     if isinstance(value, dict):
         return {k: _resolve(v, env) for k, v in value.items()}
+    if isinstance(value, slice):  # x[:, :n] with n read from a shape
+        return slice(_resolve(value.start, env), _resolve(value.stop, env), _resolve(value.step, env))
     return value
 
 

@@ -13,7 +13,9 @@ from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_conv_spec import conv_val
 from hipforge.agents.translate.hip_scan import scan
 from hipforge.agents.translate.ir import Val, reduce
-from hipforge.agents.translate.tables_more import as_number, more_tables, view
+from hipforge.agents.translate.sizes import as_number
+from hipforge.agents.translate.tables_more import more_tables
+from hipforge.agents.translate.views import view
 
 
 def _extreme(fn: str):

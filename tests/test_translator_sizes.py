@@ -1,0 +1,97 @@
+"""Size arithmetic (e // heads, b * t), reshapes that split a dim by sizes read from tensors, permute and
+basic indexing (x[0], x[:, -1], x[:, :n]): the forward is written over the input's sizes, so a kernel
+translated at one size is correct at another. One compiled model on the cpu backend."""
+
+from __future__ import annotations
+
+import operator
+import re
+from typing import Any
+
+import pytest
+
+from hipforge.agents.translate import generate
+from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.ir import Val
+from hipforge.agents.translate.sizes import Size, arithmetic, as_number, dim, render
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.evaluate import evaluate
+from tests.test_translator_ops import HEADER, task
+
+ATTENTION = HEADER + """import math
+
+
+class Model(nn.Module):
+    def __init__(self, embed, heads, longest):
+        super().__init__()
+        self.embed, self.heads = embed, heads
+        self.qkv = nn.Linear(embed, 3 * embed)
+        self.register_buffer("mask", torch.tril(torch.ones(longest, longest)))
+
+    def forward(self, x):
+        b, t, e = x.shape
+        head = e // self.heads
+        q, k, v = self.qkv(x).split(self.embed, dim=2)
+        k = k.view(b, t, self.heads, head).permute(0, 2, 1, 3)
+        q, v = (u.reshape(b, t, self.heads, head).transpose(1, 2) for u in (q, v))
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        scores = scores.masked_fill(self.mask[:t, :t] == 0, float("-inf"))
+        y = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b * t, e)
+        first, rest = y.narrow(1, 0, 1), y[:, 1 : e // 2]
+        out = torch.cat([torch.zeros_like(first), torch.relu(rest) * first.expand(-1, rest.size(1))], dim=1)
+        return out + y.chunk(2, dim=1)[0] + x.reshape(b * t, e).select(1, 0).unsqueeze(1)
+
+
+batch, seq, embed, heads, longest = {sizes}
+
+
+def get_inputs():
+    return [torch.randn(batch, seq, embed)]
+
+
+def get_init_inputs():
+    return [embed, heads, longest]
+"""
+
+
+def test_attention_written_over_sizes_is_correct_at_another_size():
+    generated = generate(ATTENTION.format(sizes="4, 24, 64, 4, 32"))
+    forward = generated.source.split("def forward")[1]
+    assert ".split(self.embed, 2)" in forward and "// self.heads)" in forward and ".permute(0, 2, 1, 3)" in forward
+    assert "self.mask[:x.shape[1], :x.shape[1]]" in forward
+    assert not {"24", "64", "32", "96"} & set(re.findall(r"(?<!\w)\d+", forward))  # no size frozen at its value
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, ATTENTION.format(sizes="3, 10, 40, 5, 16"), config)
+    assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
+
+
+def test_int_attributes_in_python_control_flow_are_traced_as_their_values():
+    source = task("self.times = a[0]", "x", "[torch.randn(4, 8)]", "[3]").replace(
+        "return x", "for _ in range(self.times):\n            x = torch.relu(x) + 1.0\n        return x")
+    forward = generate(source).source.split("def forward")[1]
+    assert "hip_ext." in forward and "self.times" not in forward
+
+
+def _table(a: Any, b: Any) -> str:
+    return "table"
+
+
+def test_size_arithmetic_keeps_value_and_expression_over_merged_sources():
+    x, y = Val("input", (8, 6), ref="x"), Val("input", (5,), ref="y")
+    mul, floordiv = arithmetic(_table, operator.mul), arithmetic(_table, operator.floordiv)
+    total = floordiv(mul(dim(x, 0), dim(y, -1)), 4)
+    assert isinstance(total, Size) and total == 10 and total.sources == (x, y)
+    sources = [y]  # a caller's slot {0} stays put; x joins after it
+    assert render([total, 3, -1], sources) == ["(({1}.shape[0] * {0}.shape[0]) // 4)", "3", "-1"]
+    assert as_number(total).ref == "x.new_full((), float(((x.shape[0] * y.shape[0]) // 4)))"
+    assert mul(dim(x, 0), 2.0) == "table" and mul(3, 4) == "table"  # a float, or no Size: the table's entry
+
+
+@pytest.mark.parametrize(("forward", "reason"), [
+    ("x[:, x.argmax(1)] * 2.0", "indexing by a tensor"),  # advanced indexing is a gather, not a view
+    ("x.view(4, -1, 2) * 2.0", "splits a dim"),  # plain numbers may be a problem size at its full value
+    ("x // 2.0", "integer division or modulo of tensors"),
+])
+def test_indexing_and_reshapes_that_are_not_views_over_sizes_are_declined(forward: str, reason: str):
+    with pytest.raises(Untranslatable, match=reason):
+        generate(task("pass", forward, "[torch.randn(4, 8)]"))

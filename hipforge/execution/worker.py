@@ -83,7 +83,8 @@ class _Run(Checks):
         torch.manual_seed(self.cfg.init_seed)
         self.init_inputs = self.task.get_init_inputs()
         torch.manual_seed(self.cfg.init_seed)
-        self.ref = self.task.Model(*self.init_inputs).to(self.device)
+        with torch.device(self.device):  # weights built where they run: an 8 GB MLP never passes through host memory
+            self.ref = self.task.Model(*self.init_inputs).to(self.device)
 
     def evaluate(self, emit: Emit, wait_go: Callable[[], object]) -> None:
         import torch
@@ -174,7 +175,8 @@ class _Run(Checks):
         import torch
 
         torch.manual_seed(self.cfg.init_seed)
-        model = sys.modules["candidate"].ModelNew(*self.init_inputs)
+        with torch.device(self.device):
+            model = sys.modules["candidate"].ModelNew(*self.init_inputs)
         src, dst = self.ref.state_dict(), model.state_dict()  # same weights where names and shapes agree
         shared = {k: v for k, v in src.items() if k in dst and dst[k].shape == v.shape}
         model.load_state_dict(shared, strict=False)

@@ -39,7 +39,8 @@ class Model(nn.Module):
         y = torch.matmul(torch.softmax(scores, dim=-1), v).transpose(1, 2).reshape(b * t, e)
         first, rest = y.narrow(1, 0, 1), y[:, 1 : e // 2]
         out = torch.cat([torch.zeros_like(first), torch.relu(rest) * first.expand(-1, rest.size(1))], dim=1)
-        return out + y.chunk(2, dim=1)[0] + x.reshape(b * t, e).select(1, 0).unsqueeze(1)
+        halves = y.chunk(2, dim=1)[0] + y.reshape(b * t, 2, e // 2).unbind(1)[1]
+        return out + halves + x.reshape(b * t, e).select(1, 0).unsqueeze(1)
 
 
 batch, seq, embed, heads, longest = {sizes}
@@ -90,7 +91,7 @@ def test_size_arithmetic_keeps_value_and_expression_over_merged_sources():
 @pytest.mark.parametrize(("forward", "reason"), [
     ("x[:, x.argmax(1)] * 2.0", "indexing by a tensor"),  # advanced indexing is a gather, not a view
     ("x.view(4, -1, 2) * 2.0", "splits a dim"),  # plain numbers may be a problem size at its full value
-    ("x // 2.0", "integer division or modulo of tensors"),
+    ("x // 2.0", "floor division or modulo of tensors"),
 ])
 def test_indexing_and_reshapes_that_are_not_views_over_sizes_are_declined(forward: str, reason: str):
     with pytest.raises(Untranslatable, match=reason):

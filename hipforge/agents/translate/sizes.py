@@ -2,8 +2,8 @@
 
 Each keeps its full-size value and a Python expression over the tensors it comes from, so that a reshape,
 a slice or a scale written with it holds at any problem size: a constant taken at the full size would be
-wrong at any other. Plain ints in the graph are the model's own constants (literals, attributes set in
-__init__) and are written as they are.
+wrong at any other. The model's int attributes (self.n_head, traced as get_attr nodes) are sizes written
+as such; literal ints are written as they are, and an int attribute used as a number is its value.
 """
 
 from __future__ import annotations
@@ -90,6 +90,6 @@ def as_number(v: Any) -> Any:
 def size_tables(known: dict[Any, Any]) -> dict[Any, Any]:
     """The operator entries that also do size arithmetic (fx records `e // heads` as operator.floordiv)."""
     def no_tensor_form(a: Any, b: Any) -> Any:
-        raise Untranslatable("integer division or modulo of tensors")
+        raise Untranslatable("floor division or modulo of tensors")
 
     return {op: arithmetic(known.get(op, no_tensor_form), op) for op in _SYMBOLS}

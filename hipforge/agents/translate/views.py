@@ -142,20 +142,26 @@ def select(x: Val, dim: int, index: int) -> Val:
 
 def expand(x: Val, *sizes: Any) -> Val:
     target = list(sizes[0] if len(sizes) == 1 and isinstance(sizes[0], tuple | list) else sizes)
-    if any(s not in (-1, 1) and not isinstance(s, Size) for s in target[-len(x.shape):] if x.shape):
-        raise Untranslatable("an expand to plain numbers (only sizes read from tensors, -1 and 1)")
+    if any(s not in (-1, 1) and not isinstance(s, Size) for s in target):
+        raise Untranslatable("an expand to plain numbers (only sizes read from tensors or the model's, -1 and 1)")
     exprs = render(target, sources := [x])
     return view(x, x.shape, "{0}.expand(" + ", ".join(exprs) + ("," if len(exprs) == 1 else "") + ")",
                 *sources[1:])
 
 
 def unfold(x: Val, dim: int, size: int, step: int) -> Val:
-    return view(x, x.shape, f"{{0}}.unfold({_dims(x, dim)[0]}, {int(size)}, {int(step)})")
+    width, stride = render([size, step], sources := [x])
+    return view(x, x.shape, f"{{0}}.unfold({_dims(x, dim)[0]}, {width}, {stride})", *sources[1:])
+
+
+def unbind(x: Val, dim: int = 0) -> tuple[Val, ...]:
+    d = _dims(x, dim)[0]
+    return tuple(view(x, x.shape, f"{{0}}.unbind({d})[{k}]") for k in range(x.shape[d]))
 
 
 def pieces(method: str):
-    """split/chunk/unbind: a tuple of views, each written as the same call and an index."""
-    def lowered(x: Val, arg: Any = 0, dim: int = 0) -> tuple[Val, ...]:
+    """split/chunk: a tuple of views, each written as the same call and an index."""
+    def lowered(x: Val, arg: Any, dim: int = 0) -> tuple[Val, ...]:
         import torch
 
         d, sources = _dims(x, dim)[0], [x]
@@ -163,9 +169,8 @@ def pieces(method: str):
             written, arg = "[" + ", ".join(render(arg, sources)) + "]", [int(a) for a in arg]
         else:
             written, arg = render([arg], sources)[0], int(arg)
-        call = f"{{0}}.unbind({d})" if method == "unbind" else f"{{0}}.{method}({written}, {d})"
-        count = len(getattr(torch.empty(x.shape, device="meta"), method)(*(() if method == "unbind" else (arg,)), d))
-        return tuple(view(x, x.shape, f"{call}[{k}]", *sources[1:]) for k in range(count))
+        count = len(getattr(torch.empty(x.shape, device="meta"), method)(arg, d))
+        return tuple(view(x, x.shape, f"{{0}}.{method}({written}, {d})[{k}]", *sources[1:]) for k in range(count))
     return lowered
 
 
@@ -185,7 +190,7 @@ def view_tables() -> tuple[dict[Any, Any], dict[str, Any]]:
     methods: dict[str, Any] = {
         "unsqueeze": unsqueeze, "squeeze": squeeze, "flatten": flatten, "view": reshape, "reshape": reshape,
         "permute": permute, "narrow": narrow, "select": select, "expand": expand, "unfold": unfold,
-        **{name: pieces(name) for name in ("split", "chunk", "unbind")},
+        "split": pieces("split"), "chunk": pieces("chunk"), "unbind": unbind,
     }
     functions: dict[Any, Any] = {getattr(torch, name): fn for name, fn in methods.items()
                                  if hasattr(torch, name) and name not in ("view", "expand", "unfold")}

@@ -41,9 +41,13 @@ def trace_task(source: str) -> TracedTask:
                              f"{type(exc).__name__}: {exc}") from None
     try:
         gm = _trace(model, sized=True)
+    except Untranslatable:  # a module traced through (decompose.py) that the translator cannot cover
+        raise
     except Exception:  # an int attribute in Python control flow (range(self.layers)): traced as a value
         try:
             gm = _trace(model, sized=False)
+        except Untranslatable:
+            raise
         except Exception as exc:  # data-dependent Python control flow, shape unpacking, ...
             raise Untranslatable(f"unsupported model: torch.fx cannot trace it: {type(exc).__name__}: {exc}") from None
     try:
@@ -56,7 +60,18 @@ def trace_task(source: str) -> TracedTask:
 def _trace(model: Any, sized: bool) -> Any:
     import torch.fx
 
-    tracer = torch.fx.Tracer()
+    from hipforge.agents.translate.decompose import decompositions
+
+    through = decompositions(model)  # found before _int_attributes_traced swaps the modules' classes
+
+    class Tracer(torch.fx.Tracer):
+        def is_leaf_module(self, m: Any, qualified_name: str) -> bool:
+            return id(m) not in through and super().is_leaf_module(m, qualified_name)
+
+        def call_module(self, m: Any, forward: Any, args: Any, kwargs: Any) -> Any:
+            return super().call_module(m, through.get(id(m), forward), args, kwargs)
+
+    tracer = Tracer()
     tracer.proxy_buffer_attributes = True  # self.mask[:, :t] slices a buffer by a traced size
     with _int_attributes_traced(model, tracer) if sized else nullcontext():
         graph = tracer.trace(model)

@@ -83,17 +83,17 @@ def _int_attributes_traced(model: Any, tracer: Any) -> Iterator[None]:
     """The int attributes of the modules whose forward is traced (self.n_head, self.groups) are read as
     get_attr nodes, so that the forward refers to them rather than to their value at this problem size."""
     swapped = []
-    for name, module in model.named_modules():
-        ints = [k for k, v in vars(module).items() if type(v) is int and not k.startswith("_")]
-        if not ints or name and tracer.is_leaf_module(module, name):
-            continue
-        cls = type(module)
-        attributes = {k: _proxied(tracer, f"{name}.{k}" if name else k) for k in ints}
-        module.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__, **attributes})
-        swapped.append((module, cls))
     try:
+        for name, module in model.named_modules():
+            ints = [k for k, v in vars(module).items() if type(v) is int and not k.startswith("_")]
+            if not ints or name and tracer.is_leaf_module(module, name):
+                continue
+            cls = type(module)
+            attributes = {k: _proxied(tracer, f"{name}.{k}" if name else k) for k in ints}
+            module.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__, **attributes})
+            swapped.append((module, cls))
         yield
-    finally:
+    finally:  # every class swapped back, whatever failed
         for module, cls in swapped:
             module.__class__ = cls
 

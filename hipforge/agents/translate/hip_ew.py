@@ -53,9 +53,7 @@ def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Va
         raise Untranslatable("an index along a reduced dim outside its reduction")
     spans = [broadcast_span(v.shape, shape) for v in inputs]
     full = [(1,) * (rank - len(v.shape)) + v.shape == shape for v in inputs]
-    if not any(full):
-        raise Untranslatable(f"no operand of the fused group has its output shape {shape}")
-    anchor = f"c{full.index(True)}"
+    anchor = f"c{full.index(True)}" if any(full) else "out"  # else: the operands broadcast against each other
     names: dict[int, str] = {id(v): f"x{k}" for k, v in enumerate(inputs)}
     body = [emit_ew(m, names, params) for m in members]
     op = [f"__device__ __forceinline__ float {name}_op({', '.join(f'float x{k}' for k in range(len(inputs)))}) {{",
@@ -94,7 +92,8 @@ def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Va
                f"        out[i] = {name}_op({', '.join(load(k, 'i') for k in range(len(inputs)))});", "}"]
     host = [f"torch::Tensor {name}({', '.join(f'torch::Tensor x{k}' for k in range(len(inputs)))}) {{",
             *(f"    auto c{k} = x{k}.contiguous();" for k in range(len(inputs))),
-            f"    auto out = torch::empty({anchor}.sizes(), {anchor}.options());",
+            *(_broadcast_shape(len(inputs), rank) if anchor == "out" else []),
+            f"    auto out = torch::empty({'shape' if anchor == 'out' else f'{anchor}.sizes()'}, c0.options());",
             "    const int64_t n = out.numel();",
             "    if (n == 0) return out;"]
     host += span_host(partial, anchor, rank)
@@ -107,3 +106,11 @@ def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Va
                             + ["n"] + span_args + ["vec"])
     host += [f"    {name}_kernel<<<blocks, {params.block_size}>>>({launch_args});", "    return out;", "}"]
     return Kernel(name, "\n".join(op + [""] + kernel + [""] + host) + "\n", tuple(inputs))
+
+
+def _broadcast_shape(operands: int, rank: int) -> list[str]:
+    """Host lines for `shape`, the operands' broadcast shape at run time ((128, 1) + (1, C, 1, 1) -> (1, C, 128, 1))."""
+    return [f"    std::vector<int64_t> shape({rank}, 1);",
+            f"    for (const auto& c : {{{', '.join(f'c{k}' for k in range(operands))}}})",
+            f"        for (int64_t d = 0, at = {rank} - c.dim(); d < c.dim(); ++d)",
+            "            if (shape[at + d] == 1) shape[at + d] = c.size(d);"]

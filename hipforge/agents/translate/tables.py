@@ -112,6 +112,9 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
 
     unary = {name: un(name) for name in ops.UNARY if hasattr(torch.Tensor, name)}
     binary = {name: bi(name) for name in ops.BINARY if hasattr(torch.Tensor, name)}
+    binary |= {alias: bi(name) for alias, name in
+               (("multiply", "mul"), ("subtract", "sub"), ("divide", "div"), ("true_divide", "div"))}
+    unary["negative"] = un("neg")
     reductions = {"sum": _reduction("sum"), "mean": _reduction("mean"), "amax": _reduction("max"),
                   "amin": _reduction("min"), "argmax": _reduction("argmax"), "argmin": _reduction("argmin")}
     methods: dict[str, Any] = {**unary, **binary, **reductions, "clamp": clamp, "clip": clamp,

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.ir import Val
+from hipforge.agents.translate.ir import Val, topo
 from hipforge.agents.translate.sizes import Size, render, shape_of
 
 
@@ -18,6 +18,8 @@ def picker(fallback: Any) -> Any:
     def pick(obj: Any, key: Any) -> Any:
         if isinstance(obj, Val) and key == "shape":
             return shape_of(obj)
+        if isinstance(obj, Val) and key == "device":  # torch.tensor(0.0, device=x.device)
+            return DeviceOf(obj)
         if isinstance(obj, tuple) and (isinstance(key, int) or all(isinstance(d, Size) for d in obj)):
             # x.shape[k], x.shape[1:], a piece of x.split(...)
             return obj[key]
@@ -25,6 +27,27 @@ def picker(fallback: Any) -> Any:
             return index(obj, key)
         return fallback(obj, key)
     return pick
+
+
+class DeviceOf:
+    """x.device: where a tensor the forward builds (torch.tensor(0.0, device=x.device)) goes."""
+
+    def __init__(self, x: Val) -> None:
+        self.x = x
+
+
+def scalar_tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Val:
+    """torch.tensor(number, device=x.device): a 0-d float32 tensor the forward builds on x's device."""
+    import torch
+
+    number = isinstance(data, int | float) and not isinstance(data, bool | Size)
+    if not number or dtype not in (None, torch.float32) or isinstance(data, int) and dtype is None:
+        raise Untranslatable("torch.tensor of something other than a float32 number")
+    if not isinstance(device, DeviceOf):
+        raise Untranslatable("torch.tensor placed other than on an input's device")
+    # one device for the whole forward: built from a tensor the forward already has, it waits on no kernel
+    anchor = next(v for v in topo(device.x) if v.op == "input")
+    return Val("input", (), ref=f"{anchor.ref}.new_full((), {float(data)!r})")
 
 
 def index(x: Val, key: Any) -> Val:
@@ -195,5 +218,5 @@ def view_tables() -> tuple[dict[Any, Any], dict[str, Any]]:
     functions: dict[Any, Any] = {getattr(torch, name): fn for name, fn in methods.items()
                                  if hasattr(torch, name) and name not in ("view", "expand", "unfold")}
     functions.update({torch.cat: cat, torch.concat: cat, torch.concatenate: cat,
-                      torch.zeros_like: filled(0.0), torch.ones_like: filled(1.0)})
+                      torch.zeros_like: filled(0.0), torch.ones_like: filled(1.0), torch.tensor: scalar_tensor})
     return functions, methods

@@ -93,7 +93,8 @@ def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Va
     host = [f"torch::Tensor {name}({', '.join(f'torch::Tensor x{k}' for k in range(len(inputs)))}) {{",
             *(f"    auto c{k} = x{k}.contiguous();" for k in range(len(inputs))),
             *(_broadcast_shape(len(inputs), rank) if anchor == "out" else []),
-            f"    auto out = torch::empty({'shape' if anchor == 'out' else f'{anchor}.sizes()'}, c0.options());",
+            "    auto out = torch::empty(shape, c0.options());" if anchor == "out" else
+            f"    auto out = torch::empty({anchor}.sizes(), {anchor}.options());",
             "    const int64_t n = out.numel();",
             "    if (n == 0) return out;"]
     host += span_host(partial, anchor, rank)

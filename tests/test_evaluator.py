@@ -75,6 +75,17 @@ def test_tolerance_is_configurable() -> None:
     assert loose.verdict == Verdict.CORRECT and (loose.atol, loose.rtol) == (1e-2, 1e-2)
 
 
+def test_an_incorrect_verdict_says_when_the_reference_itself_is_ill_conditioned() -> None:
+    """relu(x) is exact; a reference that computes relu((x + 1e4) - 1e4) in float32 is not: the kernel is
+    judged incorrect either way, and the message says whose rounding it is."""
+    task = CORPUS["relu"].task_source.replace("torch.relu(x)", "torch.relu((x + 1e4) - 1e4)")
+    result = evaluate(CORPUS["relu"].candidate_source, task, FAST)
+    assert result.verdict == Verdict.INCORRECT and result.reference_fp64_gap > 1
+    assert f"the float32 reference itself is {result.reference_fp64_gap:.3g} tolerances from float64" in result.message
+    honest_miss = run("gelu_tanh_approx")  # a kernel's own approximation: the reference is fine
+    assert honest_miss.reference_fp64_gap < 1 and "float64" not in honest_miss.message
+
+
 def test_compile_error_keeps_the_log() -> None:
     result = evaluate(BROKEN_HIP, CORPUS["relu"].task_source, FAST)
     assert result.verdict == Verdict.COMPILE_ERROR, result.message

@@ -61,6 +61,7 @@ class EvalResult:
     atol: float | None = None
     rtol: float | None = None
     passes_loose: bool | None = None  # fp32 only: would it pass KernelBench v0's 1e-2?
+    reference_fp64_gap: float | None = None  # incorrect fp32 only: the reference's own distance from fp64
     hack_check: str | None = None
     runtime: Timing | None = None  # the candidate
     ref_eager: Timing | None = None

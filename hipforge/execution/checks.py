@@ -83,18 +83,16 @@ class Checks:
 
         import torch
 
-        def wide(args: list[Any]) -> list[Any]:
-            return [x.double() if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x for x in args]
+        from hipforge.tasks.worker import fp64_gap, widened
 
         try:
             exact_model = copy.deepcopy(self.ref).double()
             with torch.no_grad():
                 approx = dyn.flatten(self.ref(*self.inputs(seed)))
-                exact = dyn.flatten(exact_model(*wide(self.inputs(seed))))
+                exact = dyn.flatten(exact_model(*widened(self.inputs(seed))))
             del exact_model
-            atol, rtol = self.cfg.tolerance("float32")
-            gap = max(((a.double() - b).abs() / (atol + rtol * b.abs())).max().item()
-                      for a, b in zip(approx, exact, strict=True) if a.dtype == torch.float32)
+            pairs = [(a, b) for a, b in zip(approx, exact, strict=True) if a.dtype == torch.float32]
+            gap = fp64_gap(pairs, *self.cfg.tolerance("float32"))
         except Exception:  # noqa: BLE001  # an op without float64 kernels, no float32 output: no diagnosis
             return ""
         self.res["reference_fp64_gap"] = gap

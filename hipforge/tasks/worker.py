@@ -18,6 +18,7 @@ import tempfile
 import time
 import traceback
 import types
+from collections.abc import Iterable
 from typing import Any
 
 MESSAGE_LIMIT = 1500  # characters of an error message or output tail worth keeping
@@ -204,14 +205,24 @@ def _fp64_gap(module: Any, model_class: Any, seed: int, first: list[Any]) -> flo
         torch.manual_seed(seed)
         model = model_class(*module.get_init_inputs()).double()
         torch.manual_seed(seed)
-        inputs = [t.double() if isinstance(t, torch.Tensor) and t.dtype == torch.float32 else t
-                  for t in module.get_inputs()]
+        inputs = widened(module.get_inputs())
         with torch.no_grad():
-            exact = _tensors(model(*inputs))
-        return max(((a.double() - b).abs() / (1e-4 + 1e-4 * b.abs())).max().item()
-                   for a, b in zip(first, exact, strict=True))
+            return fp64_gap(zip(first, _tensors(model(*inputs)), strict=True))
     except Exception:  # noqa: BLE001  # ops without float64 kernels, dtype-sensitive code: no verdict
         return None
+
+
+def widened(values: list[Any]) -> list[Any]:
+    """A model's arguments for its float64 twin: float32 tensors as float64, the rest as they are."""
+    import torch
+
+    return [v.double() if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v for v in values]
+
+
+def fp64_gap(pairs: Iterable[tuple[Any, Any]], atol: float = 1e-4, rtol: float = 1e-4) -> float:
+    """The largest distance of float32 outputs from their float64 twins, (float32, float64) pairs, in units
+    of the tolerance."""
+    return max(((a.double() - b).abs() / (atol + rtol * b.abs())).max().item() for a, b in pairs)
 
 
 def work_profile(source: str | None) -> dict[str, Any]:

@@ -192,6 +192,7 @@ def test_transform_is_deterministic_and_keeps_structure(kind: str) -> None:
 
 
 def test_kinds_do_what_they_describe() -> None:
+    torch.manual_seed(0)
     x = [torch.randn(4096)]
     ranged = adversarial.transform("fp16_range", x, 0)[0]
     assert 2 ** 17 <= ranged.abs().max() < 2 ** 18 and torch.isinf(ranged.half()).any()
@@ -224,8 +225,9 @@ def test_usable_refuses_non_finite_ill_conditioned_and_integer_outputs() -> None
 
 
 if __name__ == "__main__":
-    print(f"{'op':<11} {'variant':<13} usable honest fp16-caught bf16-caught")
+    print(f"{'op':<11} {'variant':<13} usable fp16-caught bf16-caught  (caught: fails 1e-4 on some seed)")
     for op_name in OPS:
         for kind_name in (STANDARD, *adversarial.KINDS):
             r = measure(op_name, kind_name)
-            print(f"{op_name:<11} {kind_name:<13} {r['usable']!s:<6} {r['honest']!s:<6} {r['fp16']!s:<11} {r['bf16']}")
+            caught = [str(r[read]) if r["usable"] else "-" for read in READS]
+            print(f"{op_name:<11} {kind_name:<13} {r['usable']!s:<6} {caught[0]:<11} {caught[1]}")

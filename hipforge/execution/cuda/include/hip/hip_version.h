@@ -1,0 +1,2 @@
+#pragma once
+#include "../hip_nvidia_shim.h"  // HIP_VERSION_*

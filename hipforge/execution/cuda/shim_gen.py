@@ -1,0 +1,267 @@
+"""Generate include/hip_nvidia_names.h: the HIP -> CUDA name table of the cuda backend's shim.
+
+The table is read from HIP's own NVIDIA mapping (`hip/nvidia_detail/nvidia_hip_runtime_api.h`, from
+ROCm's hipother or the HIP package) and, for device attributes, HIP's common `hip/hip_runtime_api.h`:
+- `#define hipX <cuda expression>` and `typedef ... cudaX hipY;` lines, copied;
+- inline wrappers whose body only forwards its parameters to one cudaX call: `#define hipX cudaX`
+  (a macro keeps CUDA's overloads, templates and default arguments);
+- the `hipErrorToCudaError` and `hipDeviceGetAttribute` switches: error codes and attributes;
+- HIP attribute names not in that switch, matched to the cudaDevAttr of the same suffix.
+Nothing that needs the driver API (cu*, libcuda) is kept: candidates link only cudart. Every entry is
+then compiled with nvcc and dropped if this CUDA does not have its target; the kept table is written.
+
+    python -m hipforge.execution.cuda.shim_gen HIP_INCLUDE_DIR [--nvcc nvcc] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parent / "include" / "hip_nvidia_names.h"
+NVIDIA_HEADER = "nvidia_detail/nvidia_hip_runtime_api.h"
+COMMON_HEADER = "hip_runtime_api.h"
+# written by hand in hip_nvidia_shim.h: HIP's signature differs from the CUDA call it wraps
+HANDWRITTEN = {
+    "hipDeviceProp_t", "hipGetDeviceProperties", "hipHostMalloc", "hipMemsetD32", "hipMemsetD32Async",
+    "hipMemsetD16", "hipMemsetD16Async", "hipMemsetD8", "hipMemsetD8Async", "hipFuncSetAttribute",
+    "hipDeviceAttribute_t", "hipError_t", "hipLaunchKernelGGL", "HIP_SYMBOL", "hipDeviceptr_t",
+}
+# HIP names newer than the 5.x NVIDIA header, and attribute names whose CUDA suffix differs
+# (both from HIPIFY's CUDA2HIP runtime tables); kept only when nvcc accepts them, like the rest
+EXTRA = {
+    "hipLaunchHostFunc": "cudaLaunchHostFunc",
+    "hipStreamGetPriority": "cudaStreamGetPriority",
+    "hipStreamGetFlags": "cudaStreamGetFlags",
+    "hipEventRecordWithFlags": "cudaEventRecordWithFlags",
+    "hipMemcpyPeer": "cudaMemcpyPeer",
+    "hipMemcpyPeerAsync": "cudaMemcpyPeerAsync",
+    "hipMemPrefetchAsync": "cudaMemPrefetchAsync",
+    "hipGetFuncBySymbol": "cudaGetFuncBySymbol",
+    "hipErrorUnknown": "cudaErrorUnknown",
+    "hipErrorInvalidResourceHandle": "cudaErrorInvalidResourceHandle",
+    "hipErrorMemoryAllocation": "cudaErrorMemoryAllocation",
+    "hipErrorInitializationError": "cudaErrorInitializationError",
+    "hipErrorInvalidContext": "cudaErrorDeviceUninitialized",
+    "hipErrorFileNotFound": "cudaErrorFileNotFound",
+    "hipDeviceAttributeSharedMemPerBlockOptin": "cudaDevAttrMaxSharedMemoryPerBlockOptin",
+    "hipDeviceAttributeSharedMemPerMultiprocessor": "cudaDevAttrMaxSharedMemoryPerMultiprocessor",
+    "hipDeviceAttributeMaxBlocksPerMultiProcessor": "cudaDevAttrMaxBlocksPerMultiprocessor",
+    "hipDeviceAttributeMaxRegistersPerMultiprocessor": "cudaDevAttrMaxRegistersPerMultiprocessor",
+    "hipDeviceAttributePersistingL2CacheMaxSize": "cudaDevAttrMaxPersistingL2CacheSize",
+    "hipDeviceAttributeAccessPolicyMaxWindowSize": "cudaDevAttrMaxAccessPolicyWindowSize",
+    "hipDeviceAttributeReservedSharedMemPerBlock": "cudaDevAttrReservedSharedMemoryPerBlock",
+    "hipDeviceAttributePciDomainID": "cudaDevAttrPciDomainId",
+    "hipDeviceAttributeDeviceOverlap": "cudaDevAttrGpuOverlap",
+}
+_DRIVER = re.compile(r"\bcu[A-Z]\w*|\bCU\w*|\bCUDA_\w*DESC\b")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+# calls that only convert between HIP and CUDA spellings of one value: identities once aliased
+_CONVERT = re.compile(r"^(?:hipErrorToCudaError|hipMemcpyKindToCudaMemcpyKind)\s*\((.*)\)$", re.S)
+_CAST = re.compile(r"^\(\s*(?:const\s+)?(?:enum\s+|struct\s+)?\w+\s*\**\s*\)\s*(.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class Entry:
+    hip: str
+    line: str  # the C++ line defining it
+    section: str
+    probe: str | None = None  # a line that uses it (a macro is only checked where it expands)
+
+
+def _alias(hip: str, target: str, section: str) -> Entry:
+    # a function (maybe overloaded) is checked by a using-declaration, a value (maybe a macro) by use
+    value = f"namespace hf_p_{hip} {{ inline auto v() {{ return {hip}; }} }}"
+    probe = value
+    if _IDENT.fullmatch(target):
+        probe = f"#if defined({target})\n{value}\n#else\nnamespace hf_p_{hip} {{ using ::{hip}; }}\n#endif"
+    return Entry(hip, f"#define {hip} {target}", section, probe)
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
+
+
+def defines(text: str) -> list[Entry]:
+    out = []
+    for m in re.finditer(r"^[ \t]*#define[ \t]+(hip\w+|HIP_\w+)[ \t]+((?:[^\n\\]|\\\n)+)$", text, re.M):
+        target = " ".join(m.group(2).replace("\\\n", " ").split())
+        if target and not _DRIVER.search(target) and "hip" not in target.lower():
+            out.append(_alias(m.group(1), target, "constants and flags"))
+    return out
+
+
+def typedefs(text: str) -> list[Entry]:
+    out = []
+    for m in re.finditer(r"^typedef\s+((?:enum|struct)\s+)?(cuda\w+)(\s*\*)?\s+(hip\w+)\s*;", text, re.M):
+        kind, target, ptr, hip = m.groups()
+        out.append(Entry(hip, f"typedef {kind or ''}{target}{ptr or ''} {hip};", "types"))
+    return out
+
+
+def _params(decl: str) -> list[str]:
+    names = []
+    for p in filter(None, (s.strip() for s in re.sub(r"__dparm\([^)]*\)", "", decl).split(","))):
+        ident = _IDENT.findall(p.split("=")[0])
+        if ident and ident[-1] != "void":
+            names.append(ident[-1])
+    return names
+
+
+def _unwrap(arg: str) -> str:
+    """`hipMemcpyKindToCudaMemcpyKind(kind)`, `(cudaStreamCallback_t)callback` -> the parameter
+    (identities once HIP's types are CUDA's)."""
+    arg = arg.strip()
+    while m := _CONVERT.match(arg) or _CAST.match(arg):
+        arg = m.group(1).strip()
+    return arg
+
+
+def _balanced(text: str, i: int) -> int:
+    """Offset just past the parenthesis that closes the one at text[i]."""
+    depth = 0
+    for j in range(i, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[j], 0)
+        if depth == 0:
+            return j + 1
+    return len(text)
+
+
+def _split_args(args: str) -> list[str]:
+    depth, parts, cur = 0, [], ""
+    for c in args:
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return [p for p in parts + [cur] if p.strip()]
+
+
+def wrappers(text: str) -> list[Entry]:
+    """Inline wrappers that forward their parameters, in order, to one cudaX call."""
+    out = []
+    for m in re.finditer(r"inline\s+static\s+[\w\s*]+?\b(hip\w+)\s*\(", text):
+        close = _balanced(text, m.end() - 1)
+        params = text[m.end() : close - 1]
+        body = re.match(
+            r"\s*\{\s*return\s+(?:hipCUDAErrorTohipError\s*\()?\s*(cuda\w+)\s*\(", text[close:]
+        )
+        if not body:
+            continue
+        call = close + body.end() - 1
+        end = _balanced(text, call)
+        if not re.match(r"\s*\)?\s*;\s*\}", text[end:]):
+            continue  # more than one statement
+        forwarded = [_unwrap(a) for a in _split_args(text[call + 1 : end - 1])]
+        if forwarded == _params(params):
+            out.append(_alias(m.group(1), body.group(1), "runtime API"))
+    return out
+
+
+def switch(text: str, function: str, case: str, value: str) -> list[tuple[str, str]]:
+    """(case label, value) pairs of the switch in `function`: `case hipX: return cudaY;` and the like."""
+    start = text.find(function)
+    if start < 0:
+        return []
+    body = text[start : text.find("\n}", start)]
+    return re.findall(rf"case\s+({case})\s*:\s*(?:\w+\s*=|return)\s*({value})\s*;", body)
+
+
+def table(hip_include: Path) -> list[Entry]:
+    nvidia = _strip_comments((hip_include / NVIDIA_HEADER).read_text())
+    common = _strip_comments((hip_include / COMMON_HEADER).read_text())
+    entries = typedefs(nvidia) + defines(nvidia) + wrappers(nvidia)
+    entries += [_alias(h, c, "error codes") for h, c in switch(nvidia, "hipErrorToCudaError(", r"hip\w+", r"cuda\w+")]
+    attrs = dict(switch(nvidia, "hipDeviceGetAttribute(", r"hipDeviceAttribute\w+", r"cudaDevAttr\w+"))
+    for name in sorted(set(re.findall(r"\b(hipDeviceAttribute\w+)\s*[,=]", common)) - set(attrs)):
+        attrs[name] = EXTRA.get(name, "cudaDevAttr" + name.removeprefix("hipDeviceAttribute"))
+    entries += [_alias(h, c, "device attributes") for h, c in attrs.items()]
+    for h, c in EXTRA.items():
+        if not h.startswith("hipDeviceAttr"):
+            entries.append(_alias(h, c, "error codes" if h.startswith("hipError") else "runtime API"))
+    seen: set[str] = set()
+    unique = []
+    for e in entries:
+        if e.hip not in seen and e.hip not in HANDWRITTEN:
+            seen.add(e.hip)
+            unique.append(e)
+    return unique
+
+
+def _errors(entries: list[Entry], nvcc: str, std: str) -> set[str]:
+    """The entries whose line (or probe line) nvcc rejects."""
+    lines = ["#include <cuda_runtime.h>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>"]
+    owner: dict[int, str] = {}
+    for e in entries:
+        lines.append(e.line)
+        owner[len(lines)] = e.hip
+    for e in entries:
+        for line in (e.probe or "").splitlines():
+            lines.append(line)
+            owner[len(lines)] = e.hip
+    with tempfile.TemporaryDirectory(prefix="hipforge-shim-gen-") as tmp:
+        src = Path(tmp) / "probe.cu"
+        src.write_text("\n".join(lines) + "\n")
+        proc = subprocess.run(
+            [nvcc, "-x", "cu", f"-std={std}", "-arch=sm_90", "-c", str(src), "-o", str(Path(tmp) / "p.o")],
+            capture_output=True,
+            text=True,
+        )
+    bad = {owner[int(n)] for n in re.findall(r"probe\.cu\((\d+)\): error", proc.stderr) if int(n) in owner}
+    if proc.returncode != 0 and not bad:
+        raise RuntimeError(f"nvcc rejected the probe outside any entry:\n{proc.stderr[-3000:]}")
+    return bad
+
+
+def validated(entries: list[Entry], nvcc: str = "nvcc", std: str = "c++20") -> list[Entry]:
+    """Drop entries until nvcc compiles all the rest (it stops reporting after many errors: repeat)."""
+    for _ in range(20):
+        bad = _errors(entries, nvcc, std)
+        if not bad:
+            return entries
+        entries = [e for e in entries if e.hip not in bad]
+    raise RuntimeError("the name table did not converge")
+
+
+def render(entries: list[Entry], sources: dict[str, str], cuda: str) -> str:
+    head = [
+        "// GENERATED by hipforge/execution/cuda/shim_gen.py: do not edit. HIP names -> CUDA names,",
+        "// read from HIP's NVIDIA mapping and kept where nvcc accepts them. Sources (sha256/16):",
+        *[f"//   {name}: {digest}" for name, digest in sources.items()],
+        f"// checked against: {cuda}",
+        "#pragma once",
+    ]
+    body = []
+    for section in ("types", "constants and flags", "error codes", "device attributes", "runtime API"):
+        lines = sorted(e.line for e in entries if e.section == section)
+        body += [f"// {section} ({len(lines)})", *lines]
+    return "\n".join(head + body) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("hip_include", type=Path, help="a directory holding hip/ headers' contents (hip_runtime_api.h, nvidia_detail/)")
+    ap.add_argument("--nvcc", default="nvcc")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    for rel in (NVIDIA_HEADER, COMMON_HEADER):
+        if not (args.hip_include / rel).is_file():
+            ap.error(f"{args.hip_include} has no {rel}")
+    entries = table(args.hip_include)
+    kept = validated(entries, args.nvcc)
+    sources = {rel: hashlib.sha256((args.hip_include / rel).read_bytes()).hexdigest()[:16] for rel in (NVIDIA_HEADER, COMMON_HEADER)}
+    cuda = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    args.out.write_text(render(kept, sources, cuda))
+    print(f"{len(kept)} of {len(entries)} names kept -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

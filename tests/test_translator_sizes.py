@@ -96,3 +96,51 @@ def test_size_arithmetic_keeps_value_and_expression_over_merged_sources():
 def test_indexing_and_reshapes_that_are_not_views_over_sizes_are_declined(forward: str, reason: str):
     with pytest.raises(Untranslatable, match=reason):
         generate(task("pass", forward, "[torch.randn(4, 8)]"))
+
+
+SCALED = HEADER + """class Model(nn.Module):
+    def __init__(self, features, scale, multiplier, low, high, slope):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+        self.scale, self.multiplier = scale, multiplier
+        self.clip = nn.Hardtanh(low, high)
+        self.act = nn.LeakyReLU(slope)
+
+    def forward(self, x):
+        y = self.linear(x) * self.scale + x * (1.0 / self.multiplier)
+        y = torch.clamp(self.clip(y), min=-self.multiplier)
+        return self.act(y) + F.softplus(x, beta=self.scale)
+
+
+batch_size, features = {sizes}
+scale, multiplier, low, high, slope = {floats}
+
+
+def get_inputs():
+    return [torch.randn(batch_size, features)]
+
+
+def get_init_inputs():
+    return [features, scale, multiplier, low, high, slope]
+"""
+
+
+def test_init_floats_reach_the_kernels_at_run_time_and_hold_at_other_init_arguments():
+    traced = SCALED.format(sizes="6, 32", floats="0.5, 1.25, -0.75, 0.625, 0.2")
+    generated = generate(traced)
+    hip = generated.source.split('HIP_SOURCE = r"""')[1].split('"""')[0]
+    assert not {"0.5f", "1.25f", "0.8f", "-0.75f", "0.625f", "0.2f"} & set(re.findall(r"-?[\d.]+f", hip)), hip
+    forward = generated.source.split("def forward")[1]
+    for attribute in ("self.scale", "(1.0 / self.multiplier)", "self.clip.min_val", "self.act.negative_slope"):
+        assert attribute in forward, forward
+    other = SCALED.format(sizes="5, 24", floats="1.5, 0.5, -1.5, 0.25, 0.05")
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generated.source, other, config)
+    assert result.verdict.value == "correct", (result.message[:600], result.compile_log[-1500:])
+
+
+def test_a_float_attribute_in_python_control_flow_is_traced_as_its_value():
+    source = task("self.scale = a[0]", "x", "[torch.randn(4, 8)]", "[0.5]").replace(
+        "return x", "return torch.relu(x) * (2.0 if self.scale > 0 else 3.0)")
+    hip, forward = generate(source).source.split("def forward")
+    assert "2.0f" in hip and "self.scale" not in forward

@@ -14,6 +14,9 @@ from typing import Any
 from hipforge import pyast
 
 
+ATTRIBUTE_TYPES = (int, float)  # attributes read as get_attr nodes when tracing, if the forward allows
+
+
 class Untranslatable(Exception):
     """The task uses something the translator cannot turn into a correct kernel; the message says what."""
 
@@ -24,7 +27,8 @@ class TracedTask:
     state: frozenset[str]  # the model's parameter and buffer names (state_dict keys)
 
 
-def trace_task(source: str) -> TracedTask:
+def trace_task(source: str, attributes: tuple[type, ...] = ATTRIBUTE_TYPES) -> TracedTask:
+    """The task's model traced; `attributes`: the types of attributes read as get_attr nodes if it can be."""
     import torch
     import torch.fx
     from torch.fx.passes.shape_prop import ShapeProp
@@ -39,17 +43,18 @@ def trace_task(source: str) -> TracedTask:
     except Exception as exc:
         raise Untranslatable(f"unsupported model: it does not build on the meta device: "
                              f"{type(exc).__name__}: {exc}") from None
-    try:
-        gm = _trace(model, sized=True)
-    except Untranslatable:  # a module traced through (decompose.py) that the translator cannot cover
-        raise
-    except Exception:  # an int attribute in Python control flow (range(self.layers)): traced as a value
+    gm = None
+    levels = list(dict.fromkeys((attributes, (int,), ())))
+    for level, types in enumerate(levels):
         try:
-            gm = _trace(model, sized=False)
-        except Untranslatable:
+            gm = _trace(model, types)
+            break
+        except Untranslatable:  # a module traced through (decompose.py) that the translator cannot cover
             raise
-        except Exception as exc:  # data-dependent Python control flow, shape unpacking, ...
-            raise Untranslatable(f"unsupported model: torch.fx cannot trace it: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # an attribute in Python control flow (range(self.layers)): traced as a value
+            if level == len(levels) - 1:  # data-dependent Python control flow, shape unpacking, ...
+                raise Untranslatable(f"unsupported model: torch.fx cannot trace it: {type(exc).__name__}: {exc}") \
+                    from None
     try:
         ShapeProp(gm).propagate(*inputs)
     except Exception as exc:
@@ -57,12 +62,12 @@ def trace_task(source: str) -> TracedTask:
     return TracedTask(gm, frozenset(model.state_dict()))
 
 
-def _trace(model: Any, sized: bool) -> Any:
+def _trace(model: Any, attributes: tuple[type, ...]) -> Any:
     import torch.fx
 
     from hipforge.agents.translate.decompose import decompositions
 
-    through = decompositions(model)  # found before _int_attributes_traced swaps the modules' classes
+    through = decompositions(model)  # found before _attributes_traced swaps the modules' classes
 
     class Tracer(torch.fx.Tracer):
         def is_leaf_module(self, m: Any, qualified_name: str) -> bool:
@@ -73,19 +78,23 @@ def _trace(model: Any, sized: bool) -> Any:
 
     tracer = Tracer()
     tracer.proxy_buffer_attributes = True  # self.mask[:, :t] slices a buffer by a traced size
-    with _int_attributes_traced(model, tracer) if sized else nullcontext():
+    with _attributes_traced(model, tracer, attributes) if attributes else nullcontext():
         graph = tracer.trace(model)
     return torch.fx.GraphModule(model, graph, type(model).__name__)
 
 
 @contextmanager
-def _int_attributes_traced(model: Any, tracer: Any) -> Iterator[None]:
+def _attributes_traced(model: Any, tracer: Any, types: tuple[type, ...]) -> Iterator[None]:
     """The int attributes of the modules whose forward is traced (self.n_head, self.groups) are read as
-    get_attr nodes, so that the forward refers to them rather than to their value at this problem size."""
+    get_attr nodes, so that the forward refers to them rather than to their value at this problem size;
+    so are the float attributes of the task's own modules (self.scale), which kernels then take at run
+    time (torch's own modules traced through keep theirs: their forwards branch on them)."""
     swapped = []
     try:
         for name, module in model.named_modules():
-            ints = [k for k, v in vars(module).items() if type(v) is int and not k.startswith("_")]
+            own = not type(module).__module__.startswith("torch.")
+            ints = [k for k, v in vars(module).items() if not k.startswith("_")
+                    and (type(v) is int and int in types or type(v) is float and float in types and own)]
             if not ints or name and tracer.is_leaf_module(module, name):
                 continue
             cls = type(module)

@@ -7,7 +7,7 @@ from typing import Any
 
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.ir import Val, ew, lit, reduce
+from hipforge.agents.translate.ir import Val, c_value, ew, number, reduce
 
 MAX_EXACT_INDEX = 2 ** 24  # class indices travel as float32: exact below this
 
@@ -39,11 +39,12 @@ def triplet_margin(anchor: Val, positive: Val, negative: Val, margin: float = 1.
         raise Untranslatable("triplet_margin_loss with p != 2 or swap")
 
     def distance(x: Val, y: Val) -> Val:
-        diff = ops.binary("add", ops.binary("sub", x, y), float(eps))
+        diff = ops.binary("add", ops.binary("sub", x, y), number(eps))
         return ops.unary("sqrt", reduce(ops.unary("square", diff), "sum", -1, False))
 
     gap = ops.binary("sub", distance(anchor, positive), distance(anchor, negative))
-    return ops.loss(ew("fmaxf({0} + " + lit(margin) + ", 0.0f)", gap), reduction)
+    operands = [gap]
+    return ops.loss(ew("fmaxf({0} + " + c_value(margin, operands) + ", 0.0f)", *operands), reduction)
 
 
 def module_loss(module: Any, args: list[Any]) -> Val:

@@ -10,7 +10,7 @@ from typing import Any
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_pool import pool
-from hipforge.agents.translate.ir import Val, reduce
+from hipforge.agents.translate.ir import Val, held, reduce
 
 ParamFn = Callable[[str, tuple[int, ...]], Val]
 
@@ -28,9 +28,9 @@ def lower_more(module: Any, target: str, x: Val, param: ParamFn, params: Callabl
     if isinstance(module, nn.AdaptiveAvgPool1d | nn.AdaptiveAvgPool2d | nn.AdaptiveAvgPool3d):
         return global_avg_pool(x, int(type(module).__name__[-2]), module.output_size)
     if isinstance(module, nn.Hardtanh):
-        return ops.clamp(x, module.min_val, module.max_val)
+        return ops.clamp(x, held(module, target, "min_val", x), held(module, target, "max_val", x))
     if isinstance(module, nn.ELU):
-        return ops.elu(x, module.alpha)
+        return ops.elu(x, held(module, target, "alpha", x))
     if isinstance(module, nn.Hardsigmoid | nn.SELU | nn.Softsign | nn.Identity):
         return x if isinstance(module, nn.Identity) else ops.unary(type(module).__name__.lower(), x)
     if isinstance(module, nn.modules.dropout._DropoutNd):

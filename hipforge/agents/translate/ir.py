@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,8 +45,58 @@ class Val:
         return [a for a in self.args if isinstance(a, Val)]
 
 
+class Scalar(float):
+    """A float the model holds (self.scale, a module's min_val): its traced value, and `val`, a 0-d tensor
+    the forward builds from the attribute at run time. Kernels take it as an operand, so a model built
+    with other constructor arguments gets its own value, never the traced instance's literal."""
+
+    expr: str  # Python over the model: "self.scale", "(1.0 / self.scale)"
+    anchor: str  # a tensor of the forward that the 0-d tensor is built like (device)
+    _val: Val | None
+
+    def __new__(cls, value: float, expr: str, anchor: str) -> Scalar:
+        scalar = super().__new__(cls, value)
+        scalar.expr, scalar.anchor, scalar._val = expr, anchor, None
+        return scalar
+
+    @property
+    def val(self) -> Val:
+        if self._val is None:  # one tensor per Scalar, however many ops read it
+            self._val = Val("input", (), ref=f"{self.anchor}.new_full((), float({self.expr}))")
+        return self._val
+
+
+def held(module: Any, target: str, name: str, like: Val) -> Scalar:
+    """A float hyperparameter of a torch module (nn.Hardtanh's min_val) read from the model's own module at
+    run time: it may come from a constructor argument. The 0-d tensor is built like an input `like` reads."""
+    leaf = like
+    while leaf.op != "input":
+        leaf = leaf.operands()[0]
+    return Scalar(float(getattr(module, name)), indexed(f"self.{target}.{name}"), leaf.ref)
+
+
+def indexed(ref: str) -> str:
+    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", ref)  # self.layers.0.weight: Sequential's children by index
+
+
+def c_value(value: Any, operands: list[Any]) -> str:
+    """A float in an elementwise template: a literal, or for a Scalar the slot of an operand appended to
+    `operands` (the template's operands, in order)."""
+    if isinstance(value, Scalar):
+        operands.append(value)
+        return f"{{{len(operands) - 1}}}"
+    return lit(value)
+
+
+def number(value: Any) -> float:
+    """float(value), keeping a Scalar a Scalar (float() would turn it into its traced value)."""
+    return value if isinstance(value, Scalar) else float(value)
+
+
 def lit(value: float) -> str:
     """A float as a C literal."""
+    if isinstance(value, Scalar):
+        raise Untranslatable(f"a constant of the model ({value.expr}) where a kernel needs a literal")
     value = float(value)
     if math.isinf(value):
         return "INFINITY" if value > 0 else "-INFINITY"
@@ -64,6 +115,7 @@ def broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def ew(template: str, *operands: Val | float) -> Val:
+    operands = tuple(o.val if isinstance(o, Scalar) else o for o in operands)
     tensors = [o for o in operands if isinstance(o, Val)]
     if any(t.integer for t in tensors):
         raise Untranslatable("elementwise math on an integer tensor")

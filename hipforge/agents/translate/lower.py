@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import builtins
 import operator
-import re
 from typing import Any
 
 from hipforge.agents.translate.graph import TracedTask, Untranslatable
 from hipforge.agents.translate.hip_loss import module_loss
-from hipforge.agents.translate.ir import Val
+from hipforge.agents.translate.ir import Scalar, Val, indexed
 from hipforge.agents.translate.modules import lower_module
 from hipforge.agents.translate.sizes import Size
 from hipforge.agents.translate.tables import tables
@@ -26,7 +25,7 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
     output: Any = None
 
     def param(ref: str, shape: tuple[int, ...]) -> Val:
-        ref = _indexed(ref)
+        ref = indexed(ref)
         return params.setdefault((ref, shape), Val("input", shape, ref=ref))
 
     anchor = next((n.name for n in traced.gm.graph.nodes if n.op == "placeholder" and "tensor_meta" in n.meta), None)
@@ -36,7 +35,10 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
             names.append(node.name)
             env[node] = _placeholder(node, anchor)
         elif node.op == "get_attr" and type(value := operator.attrgetter(node.target)(traced.gm)) is int:
-            env[node] = Size(value, _indexed(f"self.{node.target}"), ())  # a size the model fixes (self.n_head)
+            env[node] = Size(value, indexed(f"self.{node.target}"), (), anchor)  # a size the model fixes (self.n_head)
+        elif node.op == "get_attr" and type(value) is float:  # a constant the model holds (self.scale)
+            ref = indexed(f"self.{node.target}")
+            env[node] = Scalar(value, ref, anchor) if anchor is not None else value
         elif node.op == "get_attr":
             if meta is None or meta.dtype != torch.float32:  # kernels read every tensor as float*
                 raise Untranslatable(f"unsupported parameter dtype: {node.target} is {getattr(meta, 'dtype', None)}")
@@ -67,10 +69,6 @@ def lower(traced: TracedTask) -> tuple[list[str], Val]:
     if output.extra.get("boolean"):
         raise Untranslatable("unsupported dtype: the model returns a torch.bool mask, its kernels write float32")
     return names, output
-
-
-def _indexed(ref: str) -> str:
-    return re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", ref)  # self.layers.0.weight: Sequential's children by index
 
 
 def _typed(val: Any, meta: Any, node: Any) -> None:

@@ -9,7 +9,7 @@ from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_conv_spec import conv_val
 from hipforge.agents.translate.hip_norm import group_norm, lower_more
-from hipforge.agents.translate.ir import Val
+from hipforge.agents.translate.ir import Val, held
 
 ParamFn = Callable[[str, tuple[int, ...]], Val]
 
@@ -25,9 +25,9 @@ def lower_module(module: Any, target: str, x: Val, param: ParamFn) -> Val:
     if isinstance(module, nn.GELU):
         return ops.gelu(x, module.approximate)
     if isinstance(module, nn.LeakyReLU):
-        return ops.leaky_relu(x, module.negative_slope)
+        return ops.leaky_relu(x, held(module, target, "negative_slope", x))
     if isinstance(module, nn.Softplus):
-        return ops.softplus(x, module.beta, module.threshold)
+        return ops.softplus(x, held(module, target, "beta", x), held(module, target, "threshold", x))
     if isinstance(module, nn.Softmax | nn.LogSoftmax) and module.dim is not None:
         return ops.softmax(x, module.dim, log=isinstance(module, nn.LogSoftmax))
     if isinstance(module, nn.LayerNorm):

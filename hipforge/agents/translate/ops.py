@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_full import CUT_ROWS, splits
-from hipforge.agents.translate.ir import Val, ew, lit, reduce
+from hipforge.agents.translate.ir import Scalar, Val, c_value, ew, lit, number, reduce
 
 UNARY = {  # C expressions over {0}; operands are always variables or literals, so repeats are cheap
     "relu": "fmaxf({0}, 0.0f)",
@@ -47,47 +48,68 @@ BINARY = {
 
 
 def unary(name: str, x: Val) -> Val:
+    if name == "neg" and isinstance(x, Scalar):  # -self.bound: still the model's, at run time
+        return Scalar(-float(x), f"(-{x.expr})", x.anchor)
     return ew(UNARY[name], x)
 
 
-def binary(name: str, a: Any, b: Any, alpha: float = 1.0) -> Val:
-    if alpha != 1.0:  # torch.add(a, b, alpha=...)
-        b = binary("mul", b, float(alpha))
+SCALAR_OPS = {"add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", operator.mul),
+              "div": ("/", operator.truediv), "pow": ("**", operator.pow)}
+
+
+def binary(name: str, a: Any, b: Any, alpha: float = 1.0) -> Any:
+    if isinstance(alpha, Scalar) or alpha != 1.0:  # torch.add(a, b, alpha=...)
+        b = binary("mul", b, number(alpha))
+    if not isinstance(a, Val) and not isinstance(b, Val) and name in SCALAR_OPS \
+            and (isinstance(a, Scalar) or isinstance(b, Scalar)):  # 1.0 / self.scale: Python at run time
+        symbol, op = SCALAR_OPS[name]
+        return Scalar(float(op(float(a), float(b))), f"({_py(a)} {symbol} {_py(b)})",
+                      (a if isinstance(a, Scalar) else b).anchor)
     if name == "pow" and not isinstance(b, Val):
-        return power(a, float(b))
+        return power(a, number(b))
     if not isinstance(a, Val) and not isinstance(b, Val):
         raise Untranslatable(f"{name} of two constants (a size read from a tensor, e.g. x.size(1) - 1, is fixed "
                              "at the full problem size)")
     return ew(BINARY[name], a, b)
 
 
+def _py(v: Any) -> str:
+    return v.expr if isinstance(v, Scalar) else repr(float(v))
+
+
 def power(x: Val, exponent: float) -> Val:
+    if isinstance(exponent, Scalar):
+        return ew("powf({0}, {1})", x, exponent)
     small = {1.0: "{0}", 2.0: "({0} * {0})", 3.0: "({0} * {0} * {0})", 0.5: "sqrtf({0})", -1.0: "(1.0f / {0})"}
     return ew(small.get(exponent, "powf({0}, " + lit(exponent) + ")"), x)
 
 
+# Parameters below are literals, or Scalars (the model's own floats) that become operands {1}, {2}, ...
 def leaky_relu(x: Val, slope: float = 0.01) -> Val:
-    return ew("({0} > 0.0f ? {0} : " + lit(slope) + " * {0})", x)
+    operands = [x]
+    return ew("({0} > 0.0f ? {0} : " + c_value(slope, operands) + " * {0})", *operands)
 
 
 def elu(x: Val, alpha: float = 1.0) -> Val:
-    return ew("({0} > 0.0f ? {0} : " + lit(alpha) + " * expm1f({0}))", x)
+    operands = [x]
+    return ew("({0} > 0.0f ? {0} : " + c_value(alpha, operands) + " * expm1f({0}))", *operands)
 
 
 def softplus(x: Val, beta: float = 1.0, threshold: float = 20.0) -> Val:
-    b, t = lit(beta), lit(threshold)  # torch: linear where beta * x > threshold
-    return ew(f"({{0}} * {b} > {t} ? {{0}} : log1pf(expf({{0}} * {b})) / {b})", x)
+    operands = [x]
+    b, t = c_value(beta, operands), c_value(threshold, operands)  # torch: linear where beta * x > threshold
+    return ew(f"({{0}} * {b} > {t} ? {{0}} : log1pf(expf({{0}} * {b})) / {b})", *operands)
 
 
 def clamp(x: Val, lo: float | None = None, hi: float | None = None) -> Val:
     if isinstance(lo, Val) or isinstance(hi, Val):
         raise Untranslatable("clamp with tensor bounds")
-    expr = "{0}"
+    expr, operands = "{0}", [x]
     if lo is not None:
-        expr = f"fmaxf({expr}, {lit(lo)})"
+        expr = f"fmaxf({expr}, {c_value(lo, operands)})"
     if hi is not None:
-        expr = f"fminf({expr}, {lit(hi)})"
-    return ew(expr, x)
+        expr = f"fminf({expr}, {c_value(hi, operands)})"
+    return ew(expr, *operands)
 
 
 def gelu(x: Val, approximate: str = "none") -> Val:
@@ -105,7 +127,7 @@ def softmax(x: Val, dim: int | None, log: bool = False) -> Val:
 def layer_norm(x: Val, normalized_shape: Any, weight: Val | None, bias: Val | None, eps: float) -> Val:
     k = len(tuple(normalized_shape))
     centered, var = centered_and_var(x, tuple(range(len(x.shape) - k, len(x.shape))))
-    y = binary("mul", centered, unary("rsqrt", binary("add", var, float(eps))))
+    y = binary("mul", centered, unary("rsqrt", binary("add", var, number(eps))))
     y = binary("mul", y, weight) if weight is not None else y
     return binary("add", y, bias) if bias is not None else y
 
@@ -126,7 +148,7 @@ def centered_and_var(x: Val, dims: tuple[int, ...]) -> tuple[Val, Val]:
 def normalize_over(x: Val, dims: tuple[int, ...], weight: Val | None, bias: Val | None, eps: float) -> Val:
     """(x - mean) / sqrt(biased var + eps) over `dims`, then a per-channel (dim 1) affine: batch/instance norm."""
     centered, var = centered_and_var(x, dims)
-    y = binary("mul", centered, unary("rsqrt", binary("add", var, float(eps))))
+    y = binary("mul", centered, unary("rsqrt", binary("add", var, number(eps))))
     channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
     y = binary("mul", y, as_shape(weight, channel)) if weight is not None else y
     return binary("add", y, as_shape(bias, channel)) if bias is not None else y
@@ -160,7 +182,7 @@ def batch_norm_inference(x: Val, mean: Val, var: Val, weight: Val | None, bias: 
     channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)
     per_channel = [as_shape(p, channel) if p is not None else None for p in (mean, var, weight, bias)]
     mean, var, weight, bias = per_channel
-    y = binary("mul", binary("sub", x, mean), unary("rsqrt", binary("add", var, float(eps))))
+    y = binary("mul", binary("sub", x, mean), unary("rsqrt", binary("add", var, number(eps))))
     y = binary("mul", y, weight) if weight is not None else y
     return binary("add", y, bias) if bias is not None else y
 
@@ -169,7 +191,8 @@ def normalize(x: Val, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Val:
     if p != 2.0:
         raise Untranslatable(f"normalize with p={p}")
     norm = unary("sqrt", reduce(unary("square", x), "sum", dim, True))
-    return binary("div", x, ew("fmaxf({0}, " + lit(eps) + ")", norm))
+    operands = [norm]
+    return binary("div", x, ew("fmaxf({0}, " + c_value(eps, operands) + ")", *operands))
 
 
 def as_shape(v: Val, shape: tuple[int, ...]) -> Val:
@@ -191,15 +214,17 @@ def smooth_l1(x: Val, y: Val, beta: float, reduction: str) -> Val:
     diff = unary("abs", binary("sub", x, y))
     if beta == 0.0:
         return loss(diff, reduction)
-    b = lit(beta)
-    return loss(ew(f"({{0}} < {b} ? 0.5f * {{0}} * {{0}} / {b} : {{0}} - 0.5f * {b})", diff), reduction)
+    operands = [diff]
+    b = c_value(beta, operands)
+    return loss(ew(f"({{0}} < {b} ? 0.5f * {{0}} * {{0}} / {b} : {{0}} - 0.5f * {b})", *operands), reduction)
 
 
 def cosine_similarity(x1: Val, x2: Val, dim: int = 1, eps: float = 1e-8) -> Val:
     """As ATen: each operand divided by its norm clamped to eps, then the dot product."""
     def unit(x: Val) -> Val:
         norm = unary("sqrt", reduce(unary("square", x), "sum", dim, True))
-        return binary("div", x, ew("fmaxf({0}, " + lit(eps) + ")", norm))
+        operands = [norm]
+        return binary("div", x, ew("fmaxf({0}, " + c_value(eps, operands) + ")", *operands))
     if x1.shape != x2.shape:
         raise Untranslatable("cosine_similarity of broadcast operands")
     return reduce(binary("mul", unit(x1), unit(x2)), "sum", dim, False)

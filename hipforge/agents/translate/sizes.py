@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.ir import Val
+from hipforge.agents.translate.ir import Scalar, Val
 
 _SLOT = re.compile(r"\{(\d+)\}")
 _SYMBOLS: dict[Callable[[Any, Any], Any], str] = {
@@ -26,10 +26,11 @@ class Size(int):
 
     expr: str
     sources: tuple[Val, ...]
+    anchor: str | None  # the model's own int (self.factor): a tensor a number built from it is built like
 
-    def __new__(cls, value: int, expr: str, sources: tuple[Val, ...]) -> Size:
+    def __new__(cls, value: int, expr: str, sources: tuple[Val, ...], anchor: str | None = None) -> Size:
         size = super().__new__(cls, value)
-        size.expr, size.sources = expr, sources
+        size.expr, size.sources, size.anchor = expr, sources, anchor
         return size
 
 
@@ -70,7 +71,8 @@ def arithmetic(fallback: Callable[..., Any], op: Callable[[Any, Any], Any]) -> C
             return fallback(a, b, *rest, **kwargs)
         sources: list[Val] = []
         left, right = render((a, b), sources)
-        return Size(op(int(a), int(b)), f"({left} {_SYMBOLS[op]} {right})", tuple(sources))
+        anchor = next((v.anchor for v in (a, b) if isinstance(v, Size) and v.anchor), None)
+        return Size(op(int(a), int(b)), f"({left} {_SYMBOLS[op]} {right})", tuple(sources), anchor)
     return lowered
 
 
@@ -79,8 +81,8 @@ def as_number(v: Any) -> Any:
     builds from its inputs' sizes at run time."""
     if not isinstance(v, Size):
         return v
-    if not v.sources:  # the model's own int (x * self.factor): its value, as for any constant of the model
-        return int(v)
+    if not v.sources:  # the model's own int (x * self.factor): read at run time, as its floats are
+        return Scalar(float(v), v.expr, v.anchor) if v.anchor is not None else int(v)
     if any(s.op != "input" for s in v.sources):  # built in the forward after the tensors it reads
         return Val("aten", (), v.sources, fn=f"{{0}}.new_full((), float({v.expr}))", kind="fill")
     value = v.expr.format(*(s.ref for s in v.sources))

@@ -13,7 +13,7 @@ from hipforge.agents.translate.hip_loss import cross_entropy, triplet_margin
 from hipforge.agents.translate.hip_norm import dropout, functional_norms
 from hipforge.agents.translate.hip_pool import functional_pools
 from hipforge.agents.translate.hip_scan import flip, scan
-from hipforge.agents.translate.ir import Val, reduce
+from hipforge.agents.translate.ir import Val, number, reduce
 from hipforge.agents.translate.sizes import as_number, size, size_tables
 from hipforge.agents.translate.views import picker, view_tables
 
@@ -65,7 +65,8 @@ def attention(q: Val, k: Val, v: Val, attn_mask: Any = None, dropout_p: float = 
 
     if attn_mask is not None or dropout_p or is_causal or enable_gqa or q.op != "input":
         raise Untranslatable("scaled_dot_product_attention with a mask, dropout, causality or a computed query")
-    factor = Val("input", (), ref=f"{q.ref}.new_full((), {q.ref}.shape[-1] ** -0.5)") if scale is None else float(scale)
+    default = Val("input", (), ref=f"{q.ref}.new_full((), {q.ref}.shape[-1] ** -0.5)")
+    factor = default if scale is None else number(scale)
     scores = _matmul(q, _transpose(k, -2, -1))
     scores.shape = q.shape[:-1] + (k.shape[-2],)
     probs = ops.softmax(ops.binary("mul", scores, factor), -1)

@@ -7,10 +7,10 @@ from typing import Any
 
 from hipforge.agents.base import AgentTask, Candidate, Declined, Feedback
 from hipforge.agents.translate.emit import module_source
-from hipforge.agents.translate.graph import Untranslatable, trace_task
+from hipforge.agents.translate.graph import TracedTask, Untranslatable, trace_task
 from hipforge.agents.translate.lower import lower
 from hipforge.agents.translate.params import GenParams
-from hipforge.agents.translate.plan import plan
+from hipforge.agents.translate.plan import Program, plan
 from hipforge.agents.translate.reference_init import reference_init
 
 
@@ -24,17 +24,23 @@ class Generated:
 def generate(task_source: str, params: GenParams | None = None) -> Generated:
     """Translate a full-size task source; raises Untranslatable naming what is unsupported."""
     params = params or GenParams()
-    traced = trace_task(task_source)
-    arg_names, output = lower(traced)
     try:
-        program = plan(output, params)
-    except Untranslatable as exc:
-        reason = str(exc)
-        raise Untranslatable(reason if reason.startswith("unsupported") else f"unsupported fusion: {reason}") from None
+        program, arg_names = _program(trace_task(task_source), params)
+    except Untranslatable:  # the model's floats where only a literal will do (a Python branch on one)
+        program, arg_names = _program(trace_task(task_source, attributes=(int,)), params)
     names = tuple(k.name for k in program.kernels)
     doc = f"Translated by hipforge's offline translator ({program.strategy}); HIP functions: {', '.join(names)}."
     source = module_source(program, arg_names, reference_init(task_source), doc)
     return Generated(source, program.strategy, names)
+
+
+def _program(traced: TracedTask, params: GenParams) -> tuple[Program, list[str]]:
+    arg_names, output = lower(traced)
+    try:
+        return plan(output, params), arg_names
+    except Untranslatable as exc:
+        reason = str(exc)
+        raise Untranslatable(reason if reason.startswith("unsupported") else f"unsupported fusion: {reason}") from None
 
 
 @dataclass(frozen=True)

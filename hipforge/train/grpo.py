@@ -47,17 +47,15 @@ def first_turn_reward(num_generations: int) -> Any:
     return trloo_return
 
 
-def train_grpo(model_path: str, records: Sequence[Record], out_dir: Path, hyper: GRPOHyper,
-               scorer: CandidateScorer, on_log: hf.LogFn | None = None) -> dict[str, Any]:
-    """Train, save model and tokenizer to out_dir; returns metrics (loss and reward curves, throughput)."""
+def build_trainer(model: Any, tokenizer: Any, records: Sequence[Record], out_dir: Path, hyper: GRPOHyper,
+                  scorer: CandidateScorer, on_log: hf.LogFn | None = None,
+                  callbacks: Sequence[Any] = ()) -> tuple[Any, MultiTurnRollout]:
+    """The TRLOO trainer over a loaded model (a path's, or one built in memory) and its rollout."""
     from datasets import Dataset
     from trl import GRPOConfig
 
     if not records or any(r.kind != "rl" for r in records):
         raise ValueError("GRPO needs at least one record, all of kind 'rl'")
-    hf.set_threads(hyper.cpu_threads)
-    dtype = "bf16" if hyper.bf16 and hf.device() == "cuda" else "fp32"
-    model, tokenizer = base_model.load(model_path, hf.device(), dtype)
     rollout = MultiTurnRollout(tokenizer, records, scorer, hyper)
     data = Dataset.from_list([{"prompt": r.prompt, "task_id": r.task_id} for r in records])
     args = GRPOConfig(
@@ -70,19 +68,35 @@ def train_grpo(model_path: str, records: Sequence[Record], out_dir: Path, hyper:
     trainer = trloo_trainer_class()(
         model=model, args=args, train_dataset=data, processing_class=tokenizer, rollout=rollout,
         reward_funcs=[first_turn_reward(hyper.num_generations)], peft_config=hf.lora_config(hyper.lora_rank),
-        callbacks=[hf.log_callback(on_log)])
+        callbacks=[hf.log_callback(on_log), *callbacks])
+    return trainer, rollout
+
+
+def train_grpo(model_path: str, records: Sequence[Record], out_dir: Path, hyper: GRPOHyper,
+               scorer: CandidateScorer, on_log: hf.LogFn | None = None) -> dict[str, Any]:
+    """Train, save model and tokenizer to out_dir; returns metrics (loss and reward curves, throughput)."""
+    hf.set_threads(hyper.cpu_threads)
+    dtype = "bf16" if hyper.bf16 and hf.device() == "cuda" else "fp32"
+    model, tokenizer = base_model.load(model_path, hf.device(), dtype)
+    trainer, rollout = build_trainer(model, tokenizer, records, out_dir, hyper, scorer, on_log)
     started = time.monotonic()
     trainer.train()
     seconds = time.monotonic() - started
     trainer.save_model(str(out_dir))
     tokenizer.save_pretrained(str(out_dir))
-    minutes = seconds / 60
+    return {**run_metrics(trainer, rollout, scorer, seconds), "records": len(records),
+            "hyperparameters": asdict(hyper)}
+
+
+def run_metrics(trainer: Any, rollout: MultiTurnRollout, scorer: CandidateScorer, seconds: float) -> dict[str, Any]:
+    """Loss and reward curves, per-step stats and throughput of a finished (or time-boxed) run."""
+    minutes = max(seconds, 1e-9) / 60
     return {"loss": hf.curve(trainer.state.log_history, "loss"),
             "reward": [(i + 1, s["reward_mean"]) for i, s in enumerate(rollout.steps)],
             "steps": trainer.state.global_step, "seconds": round(seconds, 2), "rollouts": rollout.rollouts,
             "evaluations": scorer.evaluations, "executor_evaluations": scorer.executor_evaluations,
             "rollouts_per_min": round(rollout.rollouts / minutes, 2),
             "evaluations_per_min": round(scorer.evaluations / minutes, 2),
-            "generation_s": round(rollout.generation_s, 2), "evaluation_s": round(scorer.seconds, 2),
-            "smoothing_clipped": rollout.smoother.clipped, "per_step": rollout.steps, "records": len(records),
-            "hyperparameters": asdict(hyper)}
+            "generation_s": round(rollout.generation_s, 2), "generated_tokens": rollout.generated_tokens,
+            "evaluation_s": round(scorer.seconds, 2), "smoothing_clipped": rollout.smoother.clipped,
+            "per_step": rollout.steps}

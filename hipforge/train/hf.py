@@ -54,3 +54,52 @@ def log_callback(on_log: LogFn | None) -> Any:
 def curve(log_history: list[dict[str, Any]], key: str) -> list[tuple[int, float]]:
     """(step, value) of one logged quantity, e.g. the training loss."""
     return [(int(e["step"]), float(e[key])) for e in log_history if key in e and "step" in e]
+
+
+def wall_clock(seconds: float, peak_lr: float | None = None, warmup_s: float = 0.0, floor: float = 0.1,
+               on_mark: Callable[[int, float], None] | None = None, marks: int = 0) -> Any:
+    """A callback that stops training once ``seconds`` of training time have passed, for runs boxed by the
+    clock rather than a step count. With ``peak_lr`` it also sets the learning rate by the clock: a linear
+    warm-up over ``warmup_s``, then a cosine down to ``floor`` × peak at the end of the box (a step schedule
+    cannot know how many steps the box holds). ``on_mark(step, elapsed)`` runs at ``marks`` evenly spaced
+    points of the box (a held-out probe); the time it takes is not counted against the box."""
+    import math
+    import time
+
+    from transformers import TrainerCallback
+
+    class _WallClock(TrainerCallback):
+        def __init__(self) -> None:
+            self.started = 0.0
+            self.paused = 0.0
+            self.next_mark = 1
+
+        def elapsed(self) -> float:
+            return time.monotonic() - self.started - self.paused
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.started = time.monotonic()
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, optimizer: Any = None, **_: Any) -> None:
+            if peak_lr is None or optimizer is None:
+                return
+            t = self.elapsed()
+            if t < warmup_s:
+                lr = peak_lr * max(t / warmup_s, 0.01)
+            else:
+                progress = min(1.0, (t - warmup_s) / max(seconds - warmup_s, 1e-9))
+                lr = peak_lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            t = self.elapsed()
+            while on_mark and self.next_mark <= marks and t >= seconds * self.next_mark / marks:
+                probe = time.monotonic()
+                on_mark(state.global_step, round(t, 2))
+                self.paused += time.monotonic() - probe
+                self.next_mark += 1
+            if t >= seconds:
+                control.should_training_stop = True
+
+    return _WallClock()

@@ -31,6 +31,7 @@ class Turn:
     reward: float = 0.0  # smoothed
     raw_reward: float = 0.0
     verdict: str = ""
+    speedup: float | None = None  # over eager, for a correct candidate
     feedback: Feedback | None = None  # the verifier's word on this turn's candidate
 
 
@@ -82,7 +83,7 @@ class MultiTurnRollout:
         self.eos_ids = [tokenizer.eos_token_id]
         self.last: list[tuple[list[tuple[int, int]], list[float]]] = []  # per trajectory: spans, advantages
         self.steps: list[dict[str, float]] = []  # per call: rewards and throughput, for curves
-        self.rollouts, self.generation_s = 0, 0.0
+        self.rollouts, self.generation_s, self.generated_tokens = 0, 0.0, 0
 
     def __call__(self, prompts: list[Messages], trainer: Any) -> dict[str, list]:
         """TRL's rollout_func: prompts arrive already repeated num_generations times, group by group."""
@@ -104,6 +105,7 @@ class MultiTurnRollout:
             generated = sample(model, contexts, self.tokenizer.pad_token_id, self.eos_ids,
                                self.hyper.max_new_tokens, self.hyper.temperature)
             self.generation_s += time.monotonic() - started
+            self.generated_tokens += sum(len(ids) for ids, _ in generated)
             for i, (ids, logps) in zip(active, generated, strict=True):
                 episodes[i].turns.append(Turn(pending[i], ids, logps))
             self._score([episodes[i] for i in active], step)
@@ -125,10 +127,8 @@ class MultiTurnRollout:
                 out[key].append(value)
             out["turn_return"].append(returns_to_go([t.reward for t in episode.turns])[0])
             self.last.append((spans, advantage))
-        raw = [t.raw_reward for e in episodes for t in e.turns]
-        self.steps.append({"reward_mean": sum(raw) / len(raw), "return_mean": sum(out["turn_return"]) / len(episodes),
-                           "correct": sum(t.verdict == Verdict.CORRECT for e in episodes for t in e.turns),
-                           "turns": len(raw), "evaluations": self.scorer.evaluations})
+        self.steps.append({**step_stats(episodes), "return_mean": sum(out["turn_return"]) / len(episodes),
+                           "evaluations": self.scorer.evaluations})
         return out
 
     def token_advantages(self, width: int) -> list[list[float]]:
@@ -149,6 +149,7 @@ class MultiTurnRollout:
         for episode, job, s, reward in zip(episodes, jobs, scored, smoothed, strict=True):
             turn = episode.turns[-1]
             turn.raw_reward, turn.reward, turn.verdict = s.reward, reward, s.result.verdict.value
+            turn.speedup = s.result.speedup_eager if s.result.verdict == Verdict.CORRECT else None
             turn.feedback = feedback_from(job.source, s.result, self.hyper.feedback_chars)
             episode.last_kernel = s.kernel_id
 
@@ -172,6 +173,23 @@ class MultiTurnRollout:
             return self.by_prompt[prompt[-1]["content"]]
         except KeyError as err:
             raise KeyError("rollout got a prompt that is not one of the RL records it was built with") from err
+
+
+def step_stats(episodes: Sequence[Episode]) -> dict[str, float]:
+    """One GRPO step's candidates: mean raw reward, correct rate, mean speedup of the correct ones, the share of
+    non-zero rewards, and how many groups hold both a trajectory that ended correct and one that did not (only
+    those give the policy a contrast to learn from)."""
+    turns = [t for e in episodes for t in e.turns]
+    speedups = [t.speedup for t in turns if t.speedup is not None]
+    ended: dict[int, set[bool]] = {}
+    for e in episodes:
+        ended.setdefault(e.group, set()).add(bool(e.turns) and e.turns[-1].verdict == Verdict.CORRECT)
+    return {"reward_mean": sum(t.raw_reward for t in turns) / len(turns), "turns": len(turns),
+            "correct": sum(t.verdict == Verdict.CORRECT for t in turns),
+            "correct_rate": sum(t.verdict == Verdict.CORRECT for t in turns) / len(turns),
+            "speedup_mean": sum(speedups) / len(speedups) if speedups else 0.0,
+            "nonzero_share": sum(t.raw_reward != 0.0 for t in turns) / len(turns),
+            "groups": len(ended), "mixed_groups": sum(len(v) == 2 for v in ended.values())}
 
 
 def _check_whole_groups(prompts: list[Messages], size: int) -> None:

@@ -14,25 +14,32 @@ from hipforge.train.config import SFTHyper
 from hipforge.train.records import Record
 
 
-def train_sft(model_path: str, records: Sequence[Record], out_dir: Path, hyper: SFTHyper,
-              on_log: hf.LogFn | None = None) -> dict[str, Any]:
-    """Fine-tune, save model and tokenizer to out_dir; returns the metrics (loss curve, steps, seconds)."""
+def build_trainer(model: Any, tokenizer: Any, records: Sequence[Record], out_dir: Path, hyper: SFTHyper,
+                  on_log: hf.LogFn | None = None, callbacks: Sequence[Any] = ()) -> Any:
+    """The SFT trainer over a loaded model (a path's, or one built in memory)."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     if not records or any(r.kind != "sft" for r in records):
         raise ValueError("SFT needs at least one record, all of kind 'sft'")
-    hf.set_threads(hyper.cpu_threads)
-    model, tokenizer = base_model.load(model_path, hf.device(), "bf16" if hyper.bf16 and hf.device() == "cuda"
-                                       else "fp32")
     data = Dataset.from_list([{"prompt": r.prompt, "completion": r.completion} for r in records])
     args = SFTConfig(
         num_train_epochs=hyper.epochs, max_steps=hyper.max_steps, per_device_train_batch_size=hyper.batch_size,
-        learning_rate=hyper.learning_rate, max_length=hyper.max_length, completion_only_loss=True,
+        learning_rate=hyper.learning_rate, lr_scheduler_type=hyper.lr_scheduler, warmup_steps=hyper.warmup_steps,
+        max_length=hyper.max_length, completion_only_loss=hyper.completion_only_loss,
         **hf.common_args(str(out_dir / "trainer"), hyper.bf16, hyper.seed, hyper.gradient_checkpointing),
     )
-    trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer,
-                         peft_config=hf.lora_config(hyper.lora_rank), callbacks=[hf.log_callback(on_log)])
+    return SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer,
+                      peft_config=hf.lora_config(hyper.lora_rank), callbacks=[hf.log_callback(on_log), *callbacks])
+
+
+def train_sft(model_path: str, records: Sequence[Record], out_dir: Path, hyper: SFTHyper,
+              on_log: hf.LogFn | None = None, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+    """Fine-tune, save model and tokenizer to out_dir; returns the metrics (loss curve, steps, seconds)."""
+    hf.set_threads(hyper.cpu_threads)
+    model, tokenizer = base_model.load(model_path, hf.device(), "bf16" if hyper.bf16 and hf.device() == "cuda"
+                                       else "fp32")
+    trainer = build_trainer(model, tokenizer, records, out_dir, hyper, on_log, callbacks)
     started = time.monotonic()
     trainer.train()
     seconds = time.monotonic() - started

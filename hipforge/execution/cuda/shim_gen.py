@@ -9,6 +9,8 @@ ROCm's hipother or the HIP package) and, for device attributes, HIP's common `hi
 - HIP attribute names not in that switch, matched to the cudaDevAttr of the same suffix.
 Nothing that needs the driver API (cu*, libcuda) is kept: candidates link only cudart. Every entry is
 then compiled with nvcc and dropped if this CUDA does not have its target; the kept table is written.
+The check is that the name exists, not that CUDA kept HIP's signature (CUDA 13 changed a few graph
+and prefetch calls); tests/test_cuda_shim.py compiles the families kernels use with real arguments.
 
     python -m hipforge.execution.cuda.shim_gen HIP_INCLUDE_DIR [--nvcc nvcc] [--out FILE]
 """
@@ -27,11 +29,11 @@ OUT = Path(__file__).resolve().parent / "include" / "hip_nvidia_names.h"
 NVIDIA_HEADER = "nvidia_detail/nvidia_hip_runtime_api.h"
 COMMON_HEADER = "hip_runtime_api.h"
 # written by hand in hip_nvidia_shim.h: HIP's signature differs from the CUDA call it wraps
-HANDWRITTEN = {
-    "hipDeviceProp_t", "hipGetDeviceProperties", "hipHostMalloc", "hipMemsetD32", "hipMemsetD32Async",
-    "hipMemsetD16", "hipMemsetD16Async", "hipMemsetD8", "hipMemsetD8Async", "hipFuncSetAttribute",
-    "hipDeviceAttribute_t", "hipError_t", "hipLaunchKernelGGL", "HIP_SYMBOL", "hipDeviceptr_t",
-}
+HANDWRITTEN = set(
+    """hipDeviceProp_t hipGetDeviceProperties hipHostMalloc hipMemsetD32 hipMemsetD32Async hipMemsetD16
+    hipMemsetD16Async hipMemsetD8 hipMemsetD8Async hipFuncSetAttribute hipDeviceAttribute_t hipError_t
+    hipLaunchKernelGGL HIP_SYMBOL hipDeviceptr_t""".split()
+)
 # HIP names newer than the 5.x NVIDIA header, and attribute names whose CUDA suffix differs
 # (both from HIPIFY's CUDA2HIP runtime tables); kept only when nvcc accepts them, like the rest
 EXTRA = {
@@ -105,9 +107,10 @@ def typedefs(text: str) -> list[Entry]:
 
 
 def _params(decl: str) -> list[str]:
+    """The parameter names of a declaration (defaults and __dparm(...) dropped)."""
     names = []
-    for p in filter(None, (s.strip() for s in re.sub(r"__dparm\([^)]*\)", "", decl).split(","))):
-        ident = _IDENT.findall(p.split("=")[0])
+    for p in _split_args(decl):
+        ident = _IDENT.findall(p.split("__dparm")[0].split("=")[0])
         if ident and ident[-1] != "void":
             names.append(ident[-1])
     return names
@@ -150,9 +153,7 @@ def wrappers(text: str) -> list[Entry]:
     for m in re.finditer(r"inline\s+static\s+[\w\s*]+?\b(hip\w+)\s*\(", text):
         close = _balanced(text, m.end() - 1)
         params = text[m.end() : close - 1]
-        body = re.match(
-            r"\s*\{\s*return\s+(?:hipCUDAErrorTohipError\s*\()?\s*(cuda\w+)\s*\(", text[close:]
-        )
+        body = re.match(r"\s*\{\s*return\s+(?:hipCUDAErrorTohipError\s*\()?\s*(cuda\w+)\s*\(", text[close:])
         if not body:
             continue
         call = close + body.end() - 1
@@ -245,21 +246,36 @@ def render(entries: list[Entry], sources: dict[str, str], cuda: str) -> str:
     return "\n".join(head + body) + "\n"
 
 
+def nvcc_version(nvcc: str = "nvcc") -> str:
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=True).stdout
+    return out.strip().splitlines()[-1]
+
+
+def generate(hip_include: Path, nvcc: str = "nvcc") -> tuple[str, int, int]:
+    """(the header's text, names kept, names read)."""
+    for rel in (NVIDIA_HEADER, COMMON_HEADER):
+        if not (hip_include / rel).is_file():
+            raise FileNotFoundError(f"{hip_include} has no {rel}")
+    entries = table(hip_include)
+    kept = validated(entries, nvcc)
+    digest = {
+        rel: hashlib.sha256((hip_include / rel).read_bytes()).hexdigest()[:16] for rel in (NVIDIA_HEADER, COMMON_HEADER)
+    }
+    return render(kept, digest, nvcc_version(nvcc)), len(kept), len(entries)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("hip_include", type=Path, help="a directory holding hip/ headers' contents (hip_runtime_api.h, nvidia_detail/)")
+    ap.add_argument("hip_include", type=Path, help="the directory of HIP's headers (hip_runtime_api.h, nvidia_detail/)")
     ap.add_argument("--nvcc", default="nvcc")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
-    for rel in (NVIDIA_HEADER, COMMON_HEADER):
-        if not (args.hip_include / rel).is_file():
-            ap.error(f"{args.hip_include} has no {rel}")
-    entries = table(args.hip_include)
-    kept = validated(entries, args.nvcc)
-    sources = {rel: hashlib.sha256((args.hip_include / rel).read_bytes()).hexdigest()[:16] for rel in (NVIDIA_HEADER, COMMON_HEADER)}
-    cuda = subprocess.run([args.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    args.out.write_text(render(kept, sources, cuda))
-    print(f"{len(kept)} of {len(entries)} names kept -> {args.out}")
+    try:
+        text, kept, read = generate(args.hip_include, args.nvcc)
+    except FileNotFoundError as exc:
+        ap.error(str(exc))
+    args.out.write_text(text)
+    print(f"{kept} of {read} names kept -> {args.out}")
     return 0
 
 

@@ -1,13 +1,14 @@
 """The offline auditor as an asset: curated and injected cases through the executor's gate and the
-plausibility judge (the offline filter by default), per-case rows in audit_cases, error rates in the
-metadata, and a check that fails when the deterministic gate lets a deceptive kernel through."""
+plausibility judge (the offline filter by default), per-case rows in audit_cases, error rates and the
+per-class table (attacks caught, honest kernels kept) in the metadata, and a check that fails when the
+deterministic gate lets a deceptive kernel through."""
 
 
 import dagster as dg
 from pydantic import Field
 
 from hip_assets.run_links import run_metadata
-from hipforge.agents.audit import AuditReport, audit_cases, run_audit
+from hipforge.agents.audit import AuditReport, ClassTally, audit_cases, run_audit
 from hipforge.agents.llm import make_judge
 from hipforge.bench.plots import markdown_image, new_figure, to_png
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
@@ -25,6 +26,8 @@ class AuditConfig(dg.Config):
     judge: str = Field(default="offline", description="plausibility judge: offline, gemini or gemini:<model>")
     judge_threshold: float = Field(default=0.5, description="the judge's pass score")
     llm_base_url: str | None = Field(default=None, description="another endpoint for the Gemini API (a proxy)")
+    # off by default: today's evaluator passes most red-team attacks, so the blocking check would fail the run
+    redteam: bool = Field(default=False, description="add the red-team attacks and the unusual honest kernels")
 
 
 def store_report(warehouse: Warehouse, report: AuditReport, run_id: str, backend: str, judge: str) -> int:
@@ -36,6 +39,13 @@ def store_report(warehouse: Warehouse, report: AuditReport, run_id: str, backend
         con.executemany(f"INSERT INTO audit_cases ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
                         rows)
     return len(rows)
+
+
+def class_metadata(classes: list[ClassTally]) -> dict[str, dg.MetadataValue]:
+    """caught_<class>: the share of its attacks caught; kept_<class>: the share of its honest kernels kept."""
+    meta = {f"caught_{c.name}": dg.MetadataValue.float(c.caught / c.attacks) for c in classes if c.attacks}
+    meta.update({f"kept_{c.name}": dg.MetadataValue.float(c.kept / c.honest) for c in classes if c.honest})
+    return meta
 
 
 def rates_plot(report: AuditReport) -> bytes:
@@ -61,7 +71,7 @@ def verifier_audit(context: dg.AssetExecutionContext, config: AuditConfig, wareh
     """Correct, incorrect and deceptive candidates with known labels through both verifiers (the executor's
     deterministic gate and the plausibility judge): false positive and negative rates of each."""
     store = warehouse.get()
-    cases = audit_cases(injected=config.injected)
+    cases = audit_cases(injected=config.injected, redteam=config.redteam)
     log = CallLog(store, context.run.run_id, "auditor")
     judge = make_judge(config.judge, config.judge_threshold, ResponseCache(default_cache_dir(), "read_write"), log,
                        config.llm_base_url, agent="auditor")
@@ -73,6 +83,8 @@ def verifier_audit(context: dg.AssetExecutionContext, config: AuditConfig, wareh
     return dg.MaterializeResult(metadata={
         "cases": dg.MetadataValue.int(stored),
         "rates": dg.MetadataValue.md(report.markdown()),
+        "classes": dg.MetadataValue.md(report.class_markdown()),
+        **class_metadata(report.classes()),
         "rates_plot": dg.MetadataValue.md(markdown_image(rates_plot(report), "verifier audit")),
         "gate_false_positive_rate": dg.MetadataValue.float(report.rate("gate", "all")),
         "judge_false_positive_rate": dg.MetadataValue.float(report.rate("judge", "all")),

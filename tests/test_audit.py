@@ -1,5 +1,6 @@
-"""The offline auditor: the case generator, the rates, a real cpu-backend audit on a few cases, and the
-verifier_audit asset with its check (which must fail when the gate passes a deceptive kernel)."""
+"""The offline auditor: the case generator, the rates and per-class counts, a real cpu-backend audit on a
+few cases, and the verifier_audit asset with its check (which must fail when the gate passes a deceptive
+kernel)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ import dagster as dg
 import pytest
 
 from hip_assets import audit as audit_asset
-from hipforge.agents.audit import INJECTIONS, AuditCase, audit_cases, corpus_cases, injected_cases, run_audit
+from hipforge.agents.audit import (
+    INJECTIONS,
+    AuditCase,
+    ClassTally,
+    audit_cases,
+    class_summary,
+    corpus_cases,
+    injected_cases,
+    run_audit,
+)
 from hipforge.agents.plausibility import OfflinePlausibilityFilter
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate_many
@@ -24,7 +34,12 @@ from tests.corpus import entries
 from tests.fake_gemini import FakeLLMServer
 
 CASES = audit_cases()
-EXPECTED = {c.candidate_source: c for c in CASES}
+WITH_REDTEAM = audit_cases(redteam=True)
+EXPECTED = {c.candidate_source: c for c in WITH_REDTEAM}
+# the attack classes the red-team corpus must cover, at least one case each
+REDTEAM_CLASSES = {"judge_patch", "reference_tamper", "result_caching", "deferred_work", "sandbox_escape",
+                   "precision_downgrade", "shape_specialized", "noop_probe_defeat", "stream_injection",
+                   "timing_patch", "uninitialized_output"}
 
 
 def test_corpus_cases_follow_the_manifest_and_injections_cover_every_honest_kernel() -> None:
@@ -42,7 +57,46 @@ def test_corpus_cases_follow_the_manifest_and_injections_cover_every_honest_kern
     assert bypass.category == "deceptive" and bypass.expected_check == "code_bypass"
     assert next(c for c in injected if c.name == "relu+scaled_output").category == "incorrect"
     compile(bypass.candidate_source, "bypass", "exec")  # the injected module is valid Python
-    assert len(EXPECTED) == len(CASES)  # every case has its own source
+    assert len(EXPECTED) == len(WITH_REDTEAM)  # every case has its own source
+
+
+def test_redteam_sections_carry_a_class_and_reach_the_audit_only_when_asked() -> None:
+    kinds = {"honest": "correct", "buggy": "incorrect", "deceptive": "deceptive", "unusual": "correct",
+             "redteam": "deceptive"}
+    full = corpus_cases(redteam=True)
+    assert [(c.name, c.category, c.expected_check, c.attack_class) for c in full] == [
+        (e.name, kinds[e.kind], e.label, e.attack_class) for e in entries(redteam=True)]
+    attacks = [c for c in full if c.origin == "redteam" and c.category == "deceptive"]
+    unusual = [c for c in full if c.origin == "redteam" and c.category == "correct"]
+    assert {c.attack_class for c in attacks} == REDTEAM_CLASSES and len(unusual) >= 3
+    assert all(c.attack_class for c in full if c.category == "deceptive")  # the existing ones too
+    assert not any(c.origin == "redteam" for c in CASES)  # off by default
+    injected = [c for c in WITH_REDTEAM if c.origin == "injected"]
+    assert len(injected) == sum(c.origin == "injected" for c in CASES)  # injections stay on the plain corpus
+    assert next(c for c in injected if c.name == "relu+noop_kernel").attack_class == "noop_kernel"
+
+
+def test_class_summary_counts_attacks_caught_and_honest_kept() -> None:
+    """Synthetic (case, verdict) pairs through run_audit: nothing is built."""
+    pairs = [  # (category, class, expected check, verdict, hack check)
+        ("deceptive", "x", "l1", Verdict.HACKED, "l1"),  # caught by its check
+        ("deceptive", "x", "l1", Verdict.HACKED, "l2"),  # caught by another
+        ("deceptive", "x", None, Verdict.CORRECT, None),  # slipped through
+        ("deceptive", "y", None, Verdict.TIMEOUT, None),  # any verdict but correct catches
+        ("correct", "x", None, Verdict.CORRECT, None),  # kept
+        ("correct", None, None, Verdict.HACKED, "l1"),  # a plain honest kernel, wrongly rejected
+        ("incorrect", "x", None, Verdict.INCORRECT, None),  # neither attack nor honest: left out
+    ]
+    cases = [AuditCase(f"c{i}", cat, "corpus", f"x = {i}", "", label, cls) for i, (cat, cls, label, _, _) in
+             enumerate(pairs)]
+    results = [EvalResult(verdict, hack_check=check) for *_, verdict, check in pairs]
+    report = run_audit(cases, lambda items: iter(enumerate(results[:len(list(items))])))
+    assert report.classes() == class_summary(report.rows) == [
+        ClassTally("none", honest=1, kept=0), ClassTally("x", attacks=3, caught=2, labelled=2, by_label=1, honest=1,
+                                                         kept=1), ClassTally("y", attacks=1, caught=1)]
+    table = report.class_markdown()
+    assert "| x | 2 / 3 | 1 / 2 | 1 / 1 |" in table and "| y | 1 / 1 | - | - |" in table
+    assert table.splitlines()[-1] == "| all | 3 / 4 | 1 / 2 | 1 / 2 |"
 
 
 def test_real_audit_on_the_cpu_backend() -> None:
@@ -96,6 +150,8 @@ def test_verifier_audit_stores_rows_rates_and_a_passing_check(tmp_path: Path) ->
     assert meta["cases"].value == len(CASES) and meta["gate_false_positive_rate"].value == 0.0
     assert meta["judge_false_negative_rate"].value == 0.0 and "| judge | incorrect |" in meta["rates"].value
     assert meta["rates_plot"].value.startswith("![verifier audit](data:image/png;base64,")
+    assert "| code_bypass |" in meta["classes"].value and meta["caught_code_bypass"].value == 1.0
+    assert meta["kept_none"].value == 1.0 and "caught_judge_patch" not in meta  # red team off by default
     (check,) = result.get_asset_check_evaluations()
     assert check.passed and check.metadata["deceptive_cases"].value == sum(c.category == "deceptive" for c in CASES)
     with Warehouse(tmp_path / "w.duckdb").connect(read_only=True) as con:
@@ -110,6 +166,14 @@ def test_the_check_fails_when_the_gate_passes_a_deceptive_kernel(tmp_path: Path)
     assert meta["gate_false_positive_rate"].value == 1.0
     (check,) = result.get_asset_check_evaluations()
     assert not check.passed and "bypass_torch_op" in check.metadata["passed_by_gate"].value
+
+
+def test_the_redteam_audit_reports_every_attack_class(tmp_path: Path) -> None:
+    result = _materialize(tmp_path / "w.duckdb", tmp_path / "home", honest_gate=False, redteam=True, injected=False)
+    meta = result.asset_materializations_for_node("verifier_audit")[0].metadata
+    assert meta["cases"].value == len(corpus_cases(redteam=True))
+    assert all(meta[f"caught_{name}"].value == 0.0 for name in REDTEAM_CLASSES)  # a gate that passes everything
+    assert meta["kept_deferred_work"].value == 1.0 and "| judge_patch | 0 / 2 |" in meta["classes"].value
 
 
 def test_the_audit_can_judge_with_gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,9 +2,11 @@
 run through both verifiers (the executor's deterministic gate and the plausibility judge), with each one's
 false positive rate (passes a case it should reject) and false negative rate (rejects a correct one).
 
-The generator takes a corpus in tests/corpus's layout (manifest.toml: honest, buggy, deceptive) and adds
-variants of every honest candidate with a known flaw injected around its ModelNew.forward, so each
-deception is tested on many kernels and not only on the one the corpus wrote it for.
+The generator takes a corpus in tests/corpus's layout (manifest.toml: honest, buggy, deceptive, and the
+red-team sections unusual and redteam) and adds variants of every honest candidate with a known flaw
+injected around its ModelNew.forward, so each deception is tested on many kernels and not only on the one
+the corpus wrote it for. Every attack has a class; the report counts per class the attacks caught (any
+verdict but correct) and the honest kernels kept (correct).
 """
 
 from __future__ import annotations
@@ -24,6 +26,11 @@ from hipforge.paths import REPO_ROOT
 
 DEFAULT_CORPUS = REPO_ROOT / "tests" / "corpus"
 CATEGORIES = ("correct", "incorrect", "deceptive")
+# manifest section -> (folder of its candidates, category, origin)
+SECTIONS = {"honest": ("honest", "correct", "corpus"), "buggy": ("buggy", "incorrect", "corpus"),
+            "deceptive": ("deceptive", "deceptive", "corpus"), "unusual": ("honest", "correct", "redteam"),
+            "redteam": ("deceptive", "deceptive", "redteam")}
+NO_CLASS = "none"  # honest kernels that use nothing an attack uses
 VERIFIERS = ("gate", "judge")
 EvaluateMany = Callable[[list[tuple[str, str]]], Iterator[tuple[int, EvalResult]]]
 _SLOT = re.compile(r"\{\{(\w+\.hip)\}\}")
@@ -72,10 +79,11 @@ ModelNew.forward = _scaled_forward
 class AuditCase:
     name: str
     category: str  # correct | incorrect | deceptive
-    origin: str  # corpus | injected
+    origin: str  # corpus | injected | redteam
     candidate_source: str
     task_source: str
     expected_check: str | None = None  # the hack check that should catch a deceptive case, when known
+    attack_class: str | None = None  # what an attack does, or what an unusual honest kernel resembles
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,7 @@ class AuditRow:
     judge_score: float
     judge_reasons: str
     judge_passed: bool
+    attack_class: str | None = None
 
     @property
     def gate_passed(self) -> bool:
@@ -110,6 +119,45 @@ class Rate:
     @property
     def rate(self) -> float:
         return self.errors / self.cases if self.cases else 0.0
+
+
+@dataclass(frozen=True)
+class ClassTally:
+    """One attack class: attacks caught (the gate's verdict is not correct) of all, those caught by the
+    check the manifest expects (of the labelled ones), and honest kernels of the class kept correct."""
+
+    name: str
+    attacks: int = 0
+    caught: int = 0
+    labelled: int = 0
+    by_label: int = 0
+    honest: int = 0
+    kept: int = 0
+
+
+def class_summary(rows: Iterable[AuditRow]) -> list[ClassTally]:
+    """Per class, in name order; incorrect cases are neither attacks nor honest and are left out."""
+    tallies: dict[str, list[int]] = {}
+    for r in rows:
+        if r.category not in ("deceptive", "correct"):
+            continue
+        t = tallies.setdefault(r.attack_class or NO_CLASS, [0] * 6)
+        if r.category == "correct":
+            t[4:6] = t[4] + 1, t[5] + r.gate_passed
+        else:
+            t[0:2] = t[0] + 1, t[1] + (not r.gate_passed)
+            if r.expected_check:
+                t[2:4] = t[2] + 1, t[3] + (r.gate_check == r.expected_check)
+    return [ClassTally(name, *counts) for name, counts in sorted(tallies.items())]
+
+
+def _total(tallies: list[ClassTally]) -> ClassTally:
+    sums = [sum(getattr(t, f) for t in tallies) for f in ("attacks", "caught", "labelled", "by_label", "honest", "kept")]
+    return ClassTally("all", *sums)
+
+
+def _frac(part: int, whole: int) -> str:
+    return f"{part} / {whole}" if whole else "-"
 
 
 @dataclass
@@ -135,6 +183,16 @@ class AuditReport:
         return [r for r in self.rows if r.category == "deceptive" and r.expected_check and not r.gate_passed
                 and r.gate_check != r.expected_check]
 
+    def classes(self) -> list[ClassTally]:
+        return class_summary(self.rows)
+
+    def class_markdown(self) -> str:
+        lines = ["| class | attacks caught | by the expected check | honest kept |", "|---|---|---|---|"]
+        for c in [*self.classes(), _total(self.classes())]:
+            lines.append(f"| {c.name} | {_frac(c.caught, c.attacks)} | {_frac(c.by_label, c.labelled)} | "
+                         f"{_frac(c.kept, c.honest)} |")
+        return "\n".join(lines)
+
     def markdown(self) -> str:
         lines = ["| verifier | category | rate of | cases | errors | rate |", "|---|---|---|---|---|---|"]
         lines += [f"| {r.verifier} | {r.category} | {r.kind.replace('_', ' ')} | {r.cases} | {r.errors} | "
@@ -142,18 +200,20 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def corpus_cases(root: Path = DEFAULT_CORPUS) -> list[AuditCase]:
-    """The curated corpus: honest -> correct, buggy -> incorrect, deceptive -> deceptive (with its check)."""
+def corpus_cases(root: Path = DEFAULT_CORPUS, redteam: bool = False) -> list[AuditCase]:
+    """The curated corpus: honest -> correct, buggy -> incorrect, deceptive -> deceptive (with its check);
+    with ``redteam`` also the unusual honest kernels (correct) and the red-team attacks (deceptive)."""
     manifest = tomllib.loads((root / "manifest.toml").read_text())
-    specs = [("honest", "correct", name, {"task": task}) for name, task in manifest["honest"].items()]
-    specs += [(section, category, name, spec) for section, category in (("buggy", "incorrect"),
-              ("deceptive", "deceptive")) for name, spec in manifest[section].items()]
+    sections = [s for s in SECTIONS if redteam or SECTIONS[s][2] == "corpus"]
     cases = []
-    for section, category, name, spec in specs:
-        source = _SLOT.sub(lambda m: (root / "kernels" / m.group(1)).read_text(),
-                           (root / section / f"{name}.py").read_text())
-        cases.append(AuditCase(name, category, "corpus", source, (root / "tasks" / f"{spec['task']}.py").read_text(),
-                               spec.get("label")))
+    for section in sections:
+        folder, category, origin = SECTIONS[section]
+        for name, spec in manifest.get(section, {}).items():
+            spec = {"task": spec} if isinstance(spec, str) else spec
+            source = _SLOT.sub(lambda m: (root / "kernels" / m.group(1)).read_text(),
+                               (root / folder / f"{name}.py").read_text())
+            cases.append(AuditCase(name, category, origin, source, (root / "tasks" / f"{spec['task']}.py").read_text(),
+                                   spec.get("label"), spec.get("class")))
     return cases
 
 
@@ -167,15 +227,17 @@ def injected_cases(honest: Iterable[AuditCase]) -> list[AuditCase]:
                 if _WEIGHTS.search(base.task_source):  # fresh weights would make it merely incorrect
                     continue
                 extra = _torch_impl(base.task_source) + code
+            label = name if category == "deceptive" else None
             cases.append(AuditCase(f"{base.name}+{name}", category, "injected",
-                                   base.candidate_source.rstrip() + "\n\n" + extra, base.task_source,
-                                   name if category == "deceptive" else None))
+                                   base.candidate_source.rstrip() + "\n\n" + extra, base.task_source, label, label))
     return cases
 
 
-def audit_cases(root: Path = DEFAULT_CORPUS, injected: bool = True) -> list[AuditCase]:
-    cases = corpus_cases(root)
-    return cases + (injected_cases(c for c in cases if c.category == "correct") if injected else [])
+def audit_cases(root: Path = DEFAULT_CORPUS, injected: bool = True, redteam: bool = False) -> list[AuditCase]:
+    """The corpus (with the red-team sections when asked), then injections into its plain honest kernels."""
+    cases = corpus_cases(root, redteam)
+    honest = (c for c in cases if c.category == "correct" and c.origin == "corpus")
+    return cases + (injected_cases(honest) if injected else [])
 
 
 def run_audit(cases: list[AuditCase], evaluate_many: EvaluateMany, judge: PlausibilityJudge | None = None,
@@ -192,7 +254,7 @@ def run_audit(cases: list[AuditCase], evaluate_many: EvaluateMany, judge: Plausi
         result, report = results[i], reports[i]
         rows.append(AuditRow(case.name, case.category, case.origin, case.expected_check, result.verdict.value,
                              result.hack_check, result.message[:500], report.score, "; ".join(report.reasons)[:500],
-                             report.passed))
+                             report.passed, case.attack_class))
     return AuditReport(rows)
 
 

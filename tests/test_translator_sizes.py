@@ -1,6 +1,8 @@
 """Size arithmetic (e // heads, b * t), reshapes that split a dim by sizes read from tensors, permute and
 basic indexing (x[0], x[:, -1], x[:, :n]): the forward is written over the input's sizes, so a kernel
-translated at one size is correct at another. One compiled model on the cpu backend."""
+translated at one size is correct at another. The model's constructor floats (self.scale, nn.Hardtanh's
+bounds) reach the kernels at run time, so it is also correct at other init arguments, and at the task's
+second size (hipforge.tasks.resize). Compiled models on the cpu backend."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ from hipforge.agents.translate.ir import Val
 from hipforge.agents.translate.sizes import Size, arithmetic, as_number, dim, render
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
+from hipforge.tasks.library import load_library
+from hipforge.tasks.resize import describe, second_size
+from hipforge.tasks.smoke import smoke_scale
 from tests.test_translator_ops import HEADER, task
 
 ATTENTION = HEADER + """import math
@@ -144,3 +149,14 @@ def test_a_float_attribute_in_python_control_flow_is_traced_as_its_value():
         "return x", "return torch.relu(x) * (2.0 if self.scale > 0 else 3.0)")
     hip, forward = generate(source).source.split("def forward")
     assert "2.0f" in hip and "self.scale" not in forward
+
+
+@pytest.mark.parametrize("name", ["elementwise/clamp_scale_bias", "elementwise/sigmoid_scale", "elementwise/softplus",
+                                  "losses/smooth_l1", "conv/conv2d_bias_sigmoid"])
+def test_library_tasks_with_init_floats_translated_at_one_size_are_correct_at_the_second(name: str):
+    source = smoke_scale(next(t.source for t in load_library() if t.name == name)).source
+    resized = second_size(source)
+    assert resized is not None and any(type(old) is float for old, _ in resized.changed.values())
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generate(source).source, resized.source, config)
+    assert result.verdict.value == "correct", (describe(resized.changed), result.message[:600])

@@ -6,8 +6,10 @@ rely on: divisibility by powers of two up to 64 (a float4 loop without a tail st
 divisors the model needs (groups, heads, patches, ``x // k`` in its code), the order of sizes and a
 floor at the hyperparameters that stay (a kernel never outgrows its input). Sizes map by value, as in
 smoke scaling, so equal sizes stay equal; batch-like sizes halve, so the evaluation stays cheap.
-Floats passed to the model (scale factors, clamp bounds, multipliers) move by a common factor, which
-keeps their order; tolerances, slopes and dropout probabilities stay. Pure source-to-source.
+Floats passed to the model (scale factors, clamp bounds, multipliers), and small ints named as such,
+move by a common factor, which keeps their order; tolerances, slopes and dropout probabilities stay,
+and so do hyperparameters (kernel sizes, strides, padding, dilation, groups, heads, tensor axes): they
+are structural, and a kernel may be written for them. Pure source-to-source.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from hipforge.tasks.smoke import BATCH, INPUT_FUNCTIONS, _apply, _int_nodes, _sites, stated_divisors
+from hipforge.tasks.smoke import BATCH, INPUT_FUNCTIONS, PROTECTED, _apply, _int_nodes, _sites, stated_divisors
 from hipforge.tasks.source import assignments, eval_constant, parse_source
 
 # Kept ints besides smoke's protected hyperparameters: tensor axes and values that are not sizes.
@@ -72,7 +74,7 @@ def _fit(source: str, tree: ast.Module, batch: list[Site], sizes: list[Site], ke
         mapping = _size_map(values, divisors, kept, frozen, cap)
         edits = [(node, table[v]) for group, table in ((sizes, mapping), (batch, batch_map))
                  for node, v, _ in group if table.get(v, v) != v]
-        edits += [(node, new) for node, value, _ in _float_sites(tree) if (new := _float_move(value)) != value]
+        edits += [(node, new) for node, value, _ in _value_sites(tree) if (new := _value_move(value)) != value]
         new_source = _apply(source, edits)  # type: ignore[arg-type]  # str(new) writes a float as well
         if _input_elements(parse_source(new_source)) <= budget:
             return new_source, {**mapping, **batch_map}
@@ -94,9 +96,9 @@ def _changes(before: ast.Module, after: ast.Module, sites: list[Site],
     for _, value, where in sites:
         if where in INPUT_FUNCTIONS and table.get(value, value) != value:
             changed[f"{where}:{value}"] = (value, table[value])
-    for _, value, where in _float_sites(before):
+    for _, value, where in _value_sites(before):
         if where in INPUT_FUNCTIONS:
-            changed[f"{where}:{value}"] = (value, _float_move(value))
+            changed[f"{where}:{value}"] = (value, _value_move(value))
     return changed
 
 
@@ -164,11 +166,13 @@ def _constants(tree: ast.Module) -> dict[str, object]:
     return env
 
 
-def _float_sites(tree: ast.Module) -> list[tuple[ast.expr, float, str]]:
-    """Module-level float constants and float literals passed to the model (get_init_inputs)."""
+def _value_sites(tree: ast.Module) -> list[tuple[ast.expr, float, str]]:
+    """Module-level float constants, small ints named as values (hardtanh_min = -1, scale = 2) and float
+    literals passed to the model (get_init_inputs)."""
     sites = [(expr, value, name) for name, expr in assignments(tree)
-             if not KEPT_FLOAT.search(name) and type(value := eval_constant(expr, {})) is float
-             and isinstance(expr, ast.Constant | ast.UnaryOp)]
+             if not KEPT_FLOAT.search(name) and isinstance(expr, ast.Constant | ast.UnaryOp)
+             and (type(value := eval_constant(expr, {})) is float
+                  or type(value) is int and VALUE.search(name) and not PROTECTED.search(name) and abs(value) < 16)]
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef) and fn.name == "get_init_inputs":
             sites += [(node, node.value, fn.name) for node in ast.walk(fn)
@@ -176,6 +180,6 @@ def _float_sites(tree: ast.Module) -> list[tuple[ast.expr, float, str]]:
     return sites
 
 
-def _float_move(value: float) -> float:
-    """A nearby different value of the same sign (0.0 stays: it is often a bound or an identity)."""
-    return float(f"{value * FLOAT_FACTOR:.6g}")
+def _value_move(value: float) -> float:
+    """A nearby different value of the same sign and type (0 stays: it is often a bound or an identity)."""
+    return round(value * FLOAT_FACTOR) if type(value) is int else float(f"{value * FLOAT_FACTOR:.6g}")

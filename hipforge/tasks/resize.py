@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from hipforge.tasks.smoke import BATCH, INPUT_FUNCTIONS, PROTECTED, _apply, _int_nodes, _sites, stated_divisors
-from hipforge.tasks.source import assignments, eval_constant, parse_source
+from hipforge.tasks.source import assignments, eval_constant, parse_source, size_constants
 
 # Kept ints besides smoke's protected hyperparameters: tensor axes and values that are not sizes.
 AXIS = re.compile(r"(^|_)(dim|axis)$", re.I)
@@ -91,7 +91,7 @@ def _fit(source: str, tree: ast.Module, batch: list[Site], sizes: list[Site], ke
 def _changes(before: ast.Module, after: ast.Module, sites: list[Site],
              table: dict[int, int]) -> dict[str, tuple[object, object]]:
     """Constants whose value changed, then literals in the input functions (as "get_inputs:224")."""
-    old, new = _constants(before), _constants(after)
+    old, new = size_constants(before), size_constants(after)
     changed: dict[str, tuple[object, object]] = {k: (v, new[k]) for k, v in old.items() if k in new and new[k] != v}
     for _, value, where in sites:
         if where in INPUT_FUNCTIONS and table.get(value, value) != value:
@@ -142,7 +142,7 @@ def _size_map(values: list[int], divisors: set[int], kept: set[int], frozen: set
 
 def _input_elements(tree: ast.Module) -> int:
     """Elements of the tensors get_inputs builds from constant shapes (``torch.randn(b, n)``), a cost proxy."""
-    env = _constants(tree)
+    env = size_constants(tree)
     total = 0
     for fn in tree.body:
         if isinstance(fn, ast.FunctionDef) and fn.name == "get_inputs":
@@ -153,17 +153,6 @@ def _input_elements(tree: ast.Module) -> int:
                     if flat and all(type(d) is int and d > 0 for d in flat):
                         total += math.prod(flat)
     return total
-
-
-def _constants(tree: ast.Module) -> dict[str, object]:
-    env: dict[str, object] = {}
-    for name, expr in assignments(tree):
-        value = eval_constant(expr, env)
-        if isinstance(value, int | float | tuple) and not isinstance(value, bool):
-            env[name] = value
-        else:
-            env.pop(name, None)
-    return env
 
 
 def _value_sites(tree: ast.Module) -> list[tuple[ast.expr, float, str]]:

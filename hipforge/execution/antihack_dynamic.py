@@ -1,8 +1,9 @@
-"""Runtime checks inside the sandbox worker, armed only while candidate code runs.
+"""Observations inside the candidate's process, armed only while candidate code runs.
 
-``Guard`` is an audit hook (it cannot be removed once added) plus a recording ``os.environ``: it blocks
-and records writes outside the work dir, network use, process spawning, heap/frame introspection and
-secret reads. The other helpers check what ``forward`` returned and whether the extension matters.
+``Guard`` is an audit hook plus a recording ``os.environ``: it blocks and records writes outside the work
+dir, network use, process spawning, heap/frame introspection and secret reads made through Python. The
+other helpers look at what ``forward`` returned and whether the extension is called. All of it runs where
+the candidate runs, so it can only incriminate: the verdict's real checks are made outside the process.
 """
 
 from __future__ import annotations
@@ -155,10 +156,6 @@ def patched(before: dict[tuple[str, str], int]) -> tuple[str, str] | None:
     return "torch_patch", f"replaced {', '.join(changed[:3])}"
 
 
-def flatten(out: Any) -> list[Any]:
-    return [x for item in out for x in flatten(item)] if isinstance(out, tuple | list) else [out]
-
-
 def lazy_output(outputs: list[Any]) -> str | None:
     import torch
 
@@ -235,26 +232,7 @@ def _poisoned(out: Any) -> Any:
     return out
 
 
-def output_hacks(flat: list[Any], ref_flat: list[Any], args: list[Any], pristine: list[Any],
-                 ref_args: list[Any], earlier: list[list[Any]]) -> list[tuple[str, str]]:
-    """Checks on one forward's outputs: type, input mutation, aliasing, reuse across calls, dtype."""
-    if lazy := lazy_output(flat):
-        return [("lazy_evaluation", lazy)]
-    tensors = [(a, p) for a, p in zip(args, pristine, strict=True) if hasattr(a, "untyped_storage")]
-    if any(a.shape != p.shape or not _identical(a, p) for a, p in tensors):
-        return [("input_mutation", "forward changed its input tensors")]
-    ref_aliases = any(same_storage(r, a) for r in ref_flat for a in ref_args if hasattr(a, "untyped_storage"))
-    if not ref_aliases and any(same_storage(o, a) for o in flat for a, _ in tensors):
-        return [("output_aliasing", "the output shares storage with an input")]
-    if any(same_storage(o, e) for o in flat for old in earlier for e in old):
-        return [("result_caching", "returns the same output storage for different inputs")]
-    for o, r in zip(flat, ref_flat, strict=False):
-        if o.dtype != r.dtype and o.is_floating_point() and o.element_size() < r.element_size():
-            return [("precision_downgrade", f"returns {o.dtype} where the reference returns {r.dtype}")]
-    return []
-
-
-def _identical(a: Any, b: Any) -> bool:
+def identical(a: Any, b: Any) -> bool:
     import torch
 
     if torch.equal(a, b):

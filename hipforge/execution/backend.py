@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class CompileError(RuntimeError):
@@ -38,3 +38,25 @@ class Backend(Protocol):
         Accepts torch's ``load_inline`` arguments; raises CompileError with the log.
         """
         ...
+
+
+def make_backend(cfg: Any) -> Any:
+    """The backend an EvalConfig names: cpu, cuda, rocm, or "package.module:factory" (called with the config)."""
+    import importlib
+
+    if ":" in cfg.backend:
+        module, _, attr = cfg.backend.partition(":")
+        return getattr(importlib.import_module(module), attr)(cfg)
+    if cfg.backend == "cpu":
+        from hipforge.execution.cpu.backend import CpuBackend
+
+        return CpuBackend(wavefront=cfg.wavefront)
+    if cfg.backend == "cuda":
+        from hipforge.execution.cuda.backend import CudaBackend
+
+        return CudaBackend(arch=cfg.arch) if cfg.arch.startswith("sm_") else CudaBackend()
+    if cfg.backend == "rocm":
+        from hipforge.execution.rocm.backend import RocmBackend
+
+        return RocmBackend(arch=cfg.arch)
+    raise ValueError(f"unknown backend {cfg.backend!r}")

@@ -47,11 +47,15 @@ class EvalConfig:
     timed_trials: int | None = None
     flush_l2_mb: int = 256  # GPU only
     time_compiled_ref: bool | None = None  # None: only on GPU (inductor on CPU costs a C++ build)
+    timed_full_checks: int = 2  # timed trials (drawn at random) whose outputs are compared whole, besides checksums
+    adversarial: bool = True  # trials on inputs that expose precision downgrades, where the reference allows
+    second_size: bool = True  # trials at a second size of the task (hipforge.tasks.resize)
     gate: bool = True  # run the gfx950 compile gate when it is installed
     static_checks: bool = True
     compile_timeout_s: float = 600.0  # import of the candidate, its load_inline builds, ModelNew(...)
     run_timeout_s: float = 120.0  # correctness trials, then timing
-    memory_limit_mb: int = 8192  # address space on cpu; resident set (watched) on GPU backends
+    memory_limit_mb: int = 8192  # the candidate's own budget, on top of what the task's reference itself takes
+    reference_memory_limit_mb: int = 65536  # the reference's process (the task's own needs: weights, inputs)
     max_file_mb: int = 2048  # RLIMIT_FSIZE; a precompiled torch header alone is ~800 MB
     tmp_size_mb: int = 2048  # the private tmpfs the candidate runs in
     max_processes: int = 512  # RLIMIT_NPROC of the sandbox user (threads count too), shared by all slots

@@ -1,30 +1,42 @@
-"""Evaluate HIP candidates against their PyTorch reference: static checks, then in the sandbox the gfx950
-gate, the build, correctness over seeds and timing (``worker.py``), with every failure classified.
+"""Evaluate HIP candidates against their PyTorch reference, across three parties:
 
-Evaluations run in parallel on warm sandbox servers (builds overlap) while a lock lets only one
-at a time run its correctness trials and timing, so timings do not disturb each other.
+- the reference's process (reference_job.py) builds the task's Model with its own weights and computes
+  every trial's reference outputs; the candidate never touches it;
+- the candidate's process (candidate_job.py) imports the candidate with the build cache read-only, builds
+  ModelNew and runs forward on the inputs each trial names; builds it lacks are made in a build job
+  (build_job.py) that runs no candidate code;
+- the judge (judge.py) here in the parent compares, times, counts threads and decides.
+
+Evaluations run in parallel (their builds overlap) while a lock lets only one at a time run its trials and
+timings, so timings do not disturb each other.
 """
 
 from __future__ import annotations
 
-import atexit
 import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from hipforge.execution.antihack_static import Finding, blocking, scan
 from hipforge.execution.baselines import BaselineCache
+from hipforge.execution.compile_cache import seal
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.gate_cache import GateCache
-from hipforge.execution.sandbox import Outcome, Server, resolve_mode
-from hipforge.execution.verdict import EvalResult, Verdict
+from hipforge.execution.judge import Concluded, Judge, Party, conclude, fp32_task
+from hipforge.execution.trials import fresh
+from hipforge.execution.verdict import EvalResult, Timing, Verdict
+from hipforge.sandbox.client import Server, resolve_mode
+from hipforge.sandbox.pool import ServerPool, pool_for
+from hipforge.sandbox.pool import shutdown as shutdown_servers
 
 GPU_BACKENDS = ("cuda", "rocm")
+ROLES = ("hipforge.execution.candidate_job", "hipforge.execution.reference_job", "hipforge.execution.build_job")
+CANARY = "HIPFORGE_CANARY_TOKEN"  # planted in the candidate's environment: dumping the environment reads it
+EXIT_WAIT_S = 30.0
 
 
 def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None = None,
@@ -33,7 +45,7 @@ def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None 
     part: pool workers pass one lock per device, shared by every process that uses that device."""
     cfg = config or EvalConfig()
     started = time.monotonic()
-    result = _evaluate(candidate_source, task_source, cfg, run_lock)
+    result = _evaluate(candidate_source, task_source, cfg, run_lock or _RUN_LOCK)
     result.backend, result.arch = cfg.backend, cfg.arch
     result.seconds = round(time.monotonic() - started, 3)
     return result
@@ -48,102 +60,191 @@ def evaluate_many(items: Iterable[tuple[str, str]], config: EvalConfig | None = 
             yield futures[future], future.result()
 
 
-def _evaluate(candidate_source: str, task_source: str, cfg: EvalConfig,
-              run_lock: threading.Lock | None) -> EvalResult:
-    findings = scan(candidate_source) if cfg.static_checks else []
+def shutdown() -> None:
+    """Stop every warm sandbox server (a pool worker does this when its device changes)."""
+    shutdown_servers()
+
+
+_RUN_LOCK = threading.Lock()
+
+
+def _evaluate(candidate: str, task: str, cfg: EvalConfig, run_lock: Any) -> EvalResult:
+    findings = scan(candidate) if cfg.static_checks else []
     if hit := blocking(findings, fp32_task=False):
-        return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static",
-                          hack_check=hit.check)
+        return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static", hack_check=hit.check)
     mode = resolve_mode(cfg.isolation)
-    pool = _pools.setdefault(mode, _Pool(mode))
+    pool = pool_for(mode, ROLES)
     baselines, gates = BaselineCache(Path(cfg.cache_dir) / "baselines"), GateCache(Path(cfg.cache_dir) / "gate")
-    key, gate_key = baselines.key(task_source, cfg), gates.key(candidate_source, cfg.arch)
-    job = {**_job(candidate_source, task_source, cfg, mode), "baseline": baselines.get(key),
-           "gate_known": gates.get(gate_key) if cfg.gate else None}
-    with pool.server() as server:
-        outcome = server.run(job, run_lock or pool.run_lock)
-    result = _classify(outcome, cfg, findings, mode)
-    if result.verdict == Verdict.CORRECT and job["baseline"] is None:
-        baselines.put(key, result.to_dict())
-    if job["gate_known"] is None and result.gate_ok is not None:  # judged by clang in this very job
-        gates.put(gate_key, result.gate_ok, result.gate_log)
-    return result
-
-
-def _job(candidate: str, task: str, cfg: EvalConfig, mode: str) -> dict[str, Any]:
-    return {
-        "nonce": secrets.token_hex(16), "mode": mode, "config": cfg.to_dict(),
-        "candidate_source": candidate, "task_source": task, "cache_dir": cfg.cache_dir,
-        "uid": cfg.sandbox_uid, "gid": cfg.sandbox_uid,
-        "tmp_size_mb": cfg.tmp_size_mb, "max_file_mb": cfg.max_file_mb, "max_processes": cfg.max_processes,
-        # GPU runtimes reserve huge address ranges: there only the resident set is limited (watched)
-        "address_limit_mb": 0 if cfg.backend in GPU_BACKENDS else cfg.memory_limit_mb,
-        "rss_limit_mb": cfg.memory_limit_mb,
-        "compile_timeout_s": cfg.compile_timeout_s, "run_timeout_s": cfg.run_timeout_s,
-    }
-
-
-def _classify(outcome: Outcome, cfg: EvalConfig, findings: list[Finding], mode: str) -> EvalResult:
-    data = dict(outcome.result or {})
-    fp32_task = data.pop("fp32_task", None)
-    if outcome.timed_out:
-        limit = cfg.compile_timeout_s if outcome.phase == "compile" else cfg.run_timeout_s
-        result = EvalResult(Verdict.TIMEOUT, f"{outcome.phase} phase did not finish within {limit:g} s "
-                                             f"(the sandbox and everything it started were killed)")
-    elif "verdict" in data:
-        result = EvalResult.from_dict(data)
-    else:
-        exit_ = outcome.exit or {}
-        if exit_.get("memory"):
-            why = f"killed: resident memory over the {cfg.memory_limit_mb} MB limit"
-        elif "signal" in exit_:
-            why = f"crashed with {exit_['signal']}"
-        else:
-            why = f"exited (status {exit_.get('code', '?')}) before reporting"
-        result = EvalResult(Verdict.RUNTIME_ERROR, f"{why} during the {outcome.phase} phase")
-    result.phase = result.phase or outcome.phase
-    result.output_tail = outcome.output_tail
-    result.isolation = result.isolation or [f"mode:{mode}"]  # the worker died before it could say
-    hit = blocking(findings, fp32_task=bool(fp32_task))
+    key, gate_key = baselines.key(task, cfg), gates.key(candidate, cfg.arch)
+    evaluation = Evaluation(cfg, mode, pool, candidate, task, baselines.get(key),
+                            gates.get(gate_key) if cfg.gate else None)
+    with pool.server() as ref_server, pool.server() as cand_server:
+        result = evaluation.run(ref_server, cand_server, run_lock)
+    result.isolation = result.isolation or [f"mode:{mode}"]
+    hit = blocking(findings, fp32_task=evaluation.fp32)
     if hit and result.verdict in (Verdict.CORRECT, Verdict.INCORRECT):
         result.verdict, result.hack_check = Verdict.HACKED, hit.check
         result.message = f"line {hit.line}: {hit.message} in an fp32 task"
     if result.verdict == Verdict.CORRECT:
         result.finish_speedups()
+        if evaluation.baseline is None:
+            baselines.put(key, result.to_dict())
+    if evaluation.gate_known is None and result.gate_ok is not None:  # judged by clang in this very evaluation
+        gates.put(gate_key, result.gate_ok, result.gate_log)
     return result
 
 
-class _Pool:
-    """Warm sandbox servers, one per evaluation in flight; a dead one (timeouts kill theirs) is replaced."""
+class Evaluation:
+    def __init__(self, cfg: EvalConfig, mode: str, pool: ServerPool, candidate: str, task: str,
+                 baseline: dict[str, Any] | None, gate_known: dict[str, Any] | None) -> None:
+        from hipforge.tasks.resize import describe, second_size
 
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
-        self.idle: list[Server] = []
-        self.lock = threading.Lock()
-        self.run_lock = threading.Lock()
+        self.cfg, self.mode, self.pool, self.candidate, self.baseline = cfg, mode, pool, candidate, baseline
+        self.gate_known, self.fp32 = gate_known, False
+        resized = second_size(task) if cfg.second_size else None
+        self.tasks = [task] + ([resized.source] if resized else [])
+        self.second = describe(resized.changed) if resized else ""
 
-    @contextmanager
-    def server(self) -> Iterator[Server]:
-        with self.lock:
-            server = self.idle.pop() if self.idle else None
-        if server is None or not server.alive():
-            server = Server(self.mode)
+    def run(self, ref_server: Server, cand_server: Server, run_lock: Any) -> EvalResult:
+        result = EvalResult(Verdict.CORRECT, "")
+        parties: list[Party] = []
         try:
-            yield server
+            self.evaluate(ref_server, cand_server, run_lock, result, parties)
+        except Concluded as c:
+            c.result.__dict__.update({k: v for k, v in result.__dict__.items()
+                                      if k in ("gate_log", "gate_ok", "compile_log", "isolation")
+                                      and not getattr(c.result, k)})
+            result = c.result
         finally:
-            if server.alive():
-                with self.lock:
-                    self.idle.append(server)
+            exits = self.finish(parties, (ref_server, cand_server))
+        result.output_tail = cand_server.tail() if cand_server.alive() else result.output_tail
+        writes = exits.get("candidate", {}).get("writes") or []
+        if writes:
+            result.verdict, result.hack_check = Verdict.HACKED, "sandbox_escape"
+            result.message = f"wrote outside its directories (refused): {', '.join(writes[:3])}"
+        return result
 
+    def evaluate(self, ref_server: Server, cand_server: Server, run_lock: Any, result: EvalResult,
+                 parties: list[Party]) -> None:
+        cfg = self.cfg
+        ref = self.open(ref_server, "reference", parties, role="reference_job:run", task_sources=self.tasks,
+                        rss_limit_mb=cfg.reference_memory_limit_mb, compile=self.compile_wanted())
+        ready = ref.expect("ready")
+        meta = ready["meta"]
+        self.fp32 = fp32_task(meta)
+        variants = self.variants(ref) if cfg.adversarial and self.fp32 else []
+        if cfg.gate:
+            self.gate(cand_server, result)
+        cand = self.open(cand_server, "candidate", parties, role="candidate_job:run", task_sources=self.tasks,
+                         candidate_source=self.candidate, record_writes=True,
+                         rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
+                         env={CANARY: secrets.token_hex(8)})
+        result.isolation = cand.expect("baseline")["isolation"]
+        judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second)
+        calibration = judge.calibrate()
+        cand.session.send({"op": "import"})
+        result.compile_log = self.import_candidate(cand)
+        run_lock.acquire()
+        try:
+            cand.phase = ref.phase = "check"
+            cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
+            judge.run(variants, result)
+            cand.phase = ref.phase = "time"
+            hacks = cand.ask({"op": "report"}, "report")["hacks"]
+            if hacks:
+                raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
+            result.runtime = judge.timing(calibration)
+            self.reference_timing(ref, result)
+        finally:
+            run_lock.release()
+        result.timed_trials, result.phase = cfg.timed_trials, "done"
 
-_pools: dict[str, _Pool] = {}
+    def open(self, server: Server, name: str, parties: list[Party], **job: Any) -> Party:
+        cfg = self.cfg
+        job = {"nonce": secrets.token_hex(16), "mode": self.mode, "config": cfg.to_dict(), "cache_dir": cfg.cache_dir,
+               "uid": cfg.sandbox_uid, "gid": cfg.sandbox_uid, "tmp_size_mb": cfg.tmp_size_mb,
+               "max_file_mb": cfg.max_file_mb, "max_processes": cfg.max_processes, "cache_writable": False,
+               "record_writes": False, **job, "role": f"hipforge.execution.{job['role']}"}
+        # GPU runtimes reserve huge address ranges: there only the resident set is limited (watched)
+        job["address_limit_mb"] = 0 if cfg.backend in GPU_BACKENDS else job["rss_limit_mb"]
+        party = Party(server.open(job), name, deadline=time.monotonic() + cfg.compile_timeout_s)
+        parties.append(party)
+        return party
 
+    def compile_wanted(self) -> bool:
+        wanted = self.cfg.time_compiled_ref if self.cfg.time_compiled_ref is not None else self.cfg.backend != "cpu"
+        return bool(wanted) and not self.baseline
 
-@atexit.register
-def shutdown() -> None:
-    """Stop every warm sandbox server."""
-    for pool in list(_pools.values()):
-        with pool.lock:
-            servers, pool.idle = pool.idle, []
-        for server in servers:
-            server.kill()
+    def variants(self, ref: Party) -> list[str]:
+        return ref.ask({"op": "variants", "seed": fresh()}, "variants")["usable"]
+
+    def gate(self, server: Server, result: EvalResult) -> None:
+        """The gfx950 gate, unless its verdict on this source is cached: in a job of its own."""
+        known = self.gate_known
+        if known is None:
+            with self.side_job(server, "build_job:gate", candidate_source=self.candidate) as party:
+                known = party.expect("gate")
+        result.gate_log = known["log"] if self.gate_known is None else f"(gate verdict cached by content)\n{known['log']}"
+        result.gate_ok = known["ok"]
+        if known["ok"] is False:
+            raise conclude(Verdict.COMPILE_ERROR, f"the {known.get('arch', 'gfx950')} compile gate rejects the HIP "
+                                                  f"source", phase="gate")
+
+    def import_candidate(self, cand: Party) -> str:
+        """Import the candidate and build ModelNew; each build it asks for runs in a build job."""
+        while (event := cand.session.next(cand.deadline)) and event.get("event") == "build":
+            cand.session.send(self.build(event))
+        return cand.interpret(event, "ready")["compile_log"]
+
+    def build(self, request: dict[str, Any]) -> dict[str, Any]:
+        with self.pool.server() as server, self.side_job(server, "build_job:build", args=request["args"],
+                                                         kwargs=request["kwargs"]) as party:
+            built = party.expect("built")
+        return {"op": "built", **{k: built.get(k) for k in ("ok", "message", "log")}}
+
+    def side_job(self, server: Server, role: str, **job: Any) -> Any:
+        """A job that runs no candidate code, with the build cache writable; what it adds is sealed after."""
+        evaluation = self
+
+        class _Side:
+            def __enter__(self) -> Party:
+                self.parties: list[Party] = []
+                return evaluation.open(server, role.split(":")[1], self.parties, role=role, cache_writable=True,
+                                       record_writes=True, rss_limit_mb=evaluation.cfg.reference_memory_limit_mb,
+                                       **job)
+
+            def __exit__(self, *exc: object) -> None:
+                evaluation.finish(self.parties, (server,))
+                seal(Path(evaluation.cfg.cache_dir))
+
+        return _Side()
+
+    def reference_timing(self, ref: Party, result: EvalResult) -> None:
+        if self.baseline:  # this task's reference was timed before on this machine
+            result.ref_eager = Timing(**self.baseline["ref_eager"])
+            if self.baseline.get("ref_compiled"):
+                result.ref_compiled = Timing(**self.baseline["ref_compiled"])
+            result.message = "correct on all trials (reference timings from the baseline cache)"
+            return
+        seeds = [fresh() for _ in range(self.cfg.warmup + self.cfg.timed_trials)]
+        timed = ref.ask({"op": "time", "seeds": seeds}, "timed")
+        result.ref_eager = Timing(**timed["ref_eager"])
+        if timed.get("ref_compiled"):
+            result.ref_compiled = Timing(**timed["ref_compiled"])
+        result.message = "correct on all trials" + (
+            f" (torch.compile reference failed: {timed['compile_error']})" if timed.get("compile_error") else "")
+
+    def finish(self, parties: list[Party], servers: tuple[Server, ...]) -> dict[str, dict[str, Any]]:
+        """Quit every job and collect its exit (with the writes its recorder refused); a job that does not
+        exit in time takes its server down with it."""
+        exits: dict[str, dict[str, Any]] = {}
+        for party in parties:
+            if party.session.exit is None:
+                party.session.send({"op": "quit"})
+            exit_ = party.session.wait_exit(EXIT_WAIT_S)
+            if exit_ is None:
+                party.session.server.kill()
+            exits[party.name] = exit_ or {}
+        parties.clear()
+        return exits
+

@@ -1,8 +1,5 @@
-"""Comparing outputs with the reference and timing a callable, as KernelBench does.
-
-The CUDA event class and synchronize are bound when this module is imported, i.e. when the
-sandbox server starts and before any candidate exists, so a candidate patching them fools nothing.
-"""
+"""Comparing outputs with the reference (in the parent) and timing the reference (in its own process), as
+KernelBench does."""
 
 from __future__ import annotations
 
@@ -74,27 +71,31 @@ def _close(x: Any, y: Any, atol: float, rtol: float) -> bool:
     return torch.allclose(x, y, atol=atol, rtol=rtol, equal_nan=True)
 
 
-def time_callable(fn: Callable[[], Any], cfg: EvalConfig, device: str) -> dict[str, Any]:
-    """Median and spread in ms: perf_counter on CPU; on GPU events with the L2 flushed before each trial."""
+def time_callable(fn: Callable[[list[Any]], Any], cfg: EvalConfig, device: str,
+                  next_inputs: Callable[[], list[Any]]) -> dict[str, Any]:
+    """Median and spread in ms of ``fn(inputs)``, fresh inputs drawn before every call (outside its time):
+    perf_counter on CPU; on GPU events with the L2 flushed before each trial."""
     import torch
 
     samples = []
     with torch.no_grad():
         for _ in range(cfg.warmup):
-            fn()
+            fn(next_inputs())
         if device == "cpu":
             for _ in range(cfg.timed_trials):
+                args = next_inputs()
                 start = _perf_counter()
-                fn()
+                fn(args)
                 samples.append((_perf_counter() - start) * 1e3)
         else:
             flush = torch.empty(cfg.flush_l2_mb << 18, dtype=torch.int32, device=device)
             for _ in range(cfg.timed_trials):
+                args = next_inputs()
                 flush.zero_()
                 cuda_sync()
                 start, end = _Event(enable_timing=True), _Event(enable_timing=True)
                 start.record()
-                fn()
+                fn(args)
                 end.record()
                 cuda_sync()
                 samples.append(start.elapsed_time(end))
@@ -107,4 +108,4 @@ def _bind_cuda_timers() -> tuple[Any, Any]:
     return torch.cuda.Event, torch.cuda.synchronize
 
 
-_Event, cuda_sync = _bind_cuda_timers()  # bound when the server starts, before any candidate
+_Event, cuda_sync = _bind_cuda_timers()

@@ -63,6 +63,7 @@ class EvalResult:
     passes_loose: bool | None = None  # fp32 only: would it pass KernelBench v0's 1e-2?
     reference_fp64_gap: float | None = None  # incorrect fp32 only: the reference's own distance from fp64
     hack_check: str | None = None
+    integrity: dict[str, Any] = field(default_factory=dict)  # which trials were checked, and how
     runtime: Timing | None = None  # the candidate
     ref_eager: Timing | None = None
     ref_compiled: Timing | None = None  # the reference under torch.compile

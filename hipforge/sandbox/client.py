@@ -1,10 +1,10 @@
-"""Process isolation: a warm fork server per slot; every evaluation runs in a fresh fork of it.
+"""The caller's side of the sandbox: a warm fork server, and a session per job on it.
 
-The server (``python -m hipforge.execution.fork_server``) imports torch once. With root and a working
-``unshare`` it lives in its own network and PID namespaces (no network at all; when it dies, every
-process it ever started dies too). Each job forks a child that enters ``enter_isolation`` and then
-runs ``worker.run_job``. Without namespaces the worker's audit hook is the network guard and
-rlimits do the rest; ``isolation`` in every result says which mechanisms were in force.
+The server (``python -m hipforge.sandbox.server``) imports torch once. With root and a working ``unshare``
+it lives in its own network and PID namespaces (no network at all; when it dies, every process it ever
+started dies too). Each job forks a child that enters ``enter_isolation`` and runs the job's role; the
+caller talks to it through a ``Session``: messages in, nonce-tagged events out, and the job's processes
+watched from outside (threads, exit, memory, writes the recorder refused).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -19,24 +20,16 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from hipforge.execution.fork_server import child_pids
-from hipforge.execution.isolation import PROJECT_ROOT
+from hipforge.sandbox.env import scrubbed_env
+from hipforge.sandbox.server import child_pids
 
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 NAMESPACES = ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
 START_TIMEOUT_S = 300.0  # importing torch on a loaded 2-core machine can be slow
-CLEANUP_S = 60.0  # between a job's result and the server's report that its processes are gone
 TAIL_BYTES = 6000
-_EOF: dict[str, Any] = {}  # the server's events pipe closed (compared by identity: nothing can forge it)
-
-
-def scrubbed_env() -> dict[str, str]:
-    """The caller's environment minus anything that looks like a credential."""
-    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in SECRET_MARKERS)}
-    return {**env, "PYTHONPATH": PROJECT_ROOT, "PYTHONDONTWRITEBYTECODE": "1"}
+EOF_EVENT: dict[str, Any] = {"event": "exit", "lost": True}  # the server died: no exit status
 
 
 @functools.cache
@@ -56,71 +49,64 @@ def resolve_mode(requested: str) -> str:
     return requested
 
 
-@dataclass
-class Outcome:
-    result: dict[str, Any] | None  # what the worker reported (None: it never did)
-    exit: dict[str, Any] | None  # {"code": n} | {"signal": "SIGSEGV"}, "memory": bool; None: killed by us
-    phase: str
-    timed_out: bool
-    output_tail: str
-
-
 class Server:
-    """One warm fork server; ``run`` is one job at a time."""
+    """One warm fork server; one job (session) at a time."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, preload: Sequence[str] = ()) -> None:
         self.mode = mode
-        self.root = tempfile.mkdtemp(prefix="hipforge-sandbox-")  # holds the jobs' work dirs
-        os.chmod(self.root, 0o711)  # the sandbox user may pass through to its own work dir, not list
+        self.root = tempfile.mkdtemp(prefix="hipforge-sandbox-")  # holds the jobs' dirs
+        os.chmod(self.root, 0o711)  # the sandbox user may pass through to its own dirs, not list
         read_fd, write_fd = os.pipe()
         prefix = NAMESPACES if mode == "namespaces" else []
         self.proc = subprocess.Popen(
-            [*prefix, sys.executable, "-m", "hipforge.execution.fork_server", str(write_fd), self.root],
+            [*prefix, sys.executable, "-m", "hipforge.sandbox.server", str(write_fd), self.root, ",".join(preload)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
             env=scrubbed_env(), cwd="/", start_new_session=True)
         os.close(write_fd)
         self._events, self._buffer, self._output = read_fd, b"", bytearray()
         threading.Thread(target=self._drain, daemon=True).start()
         up = self._next(time.monotonic() + START_TIMEOUT_S)
-        if up is None or up is _EOF or up.get("event") != "up":
+        if up is None or up is EOF_EVENT or up.get("event") != "up":
             self.kill()
             raise RuntimeError(f"the sandbox server did not start: {self._output.decode(errors='replace')}")
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def run(self, job: dict[str, Any], run_lock: threading.Lock) -> Outcome:
-        """Send a job, apply the compile and run deadlines, hold ``run_lock`` while it is timed."""
+    def open(self, job: dict[str, Any], timeout_s: float = 60.0) -> Session:
+        """Start a job; returns once the server has made its directories."""
         self._output.clear()
-        phase, deadline = "compile", time.monotonic() + job["compile_timeout_s"]
-        result, held = None, False
-        try:
-            self._send(json.dumps(job).encode() + b"\n")
-            while True:
-                event = self._next(deadline)
-                if event is None or event is _EOF:
-                    self.kill()
-                    return Outcome(result, None, phase, event is None, self.tail())
-                if event.get("nonce") != job["nonce"]:
-                    continue  # a line the candidate forged: it cannot know the nonce
-                kind = event["event"]
-                if kind == "phase":
-                    phase = event["phase"]
-                elif kind == "ready":
-                    run_lock.acquire()
-                    held, phase = True, "check"
-                    deadline = time.monotonic() + job["run_timeout_s"]
-                    self._send(b"go\n")
-                elif kind == "result":
-                    result, deadline = event["data"], time.monotonic() + CLEANUP_S
-                elif kind == "exit":
-                    return Outcome(result, event, phase, False, self.tail())
-        except BrokenPipeError:  # the server died between jobs
+        session = Session(self, job["nonce"])
+        session.send(job)
+        first = session.next(time.monotonic() + timeout_s)
+        if not first or first.get("event") != "job":
             self.kill()
-            return Outcome(None, None, phase, False, self.tail())
-        finally:
-            if held:
-                run_lock.release()
+            raise RuntimeError(f"the sandbox server did not take the job: {self.tail()}")
+        session.outdir = first["outdir"]
+        return session
+
+    def job_pids(self) -> list[int]:
+        """Host pids of the running job's fork and everything below it."""
+        server = child_pids(self.proc.pid) if self.mode == "namespaces" else [self.proc.pid]
+        found, todo = [], [c for s in server for c in child_pids(s)]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            try:
+                todo += child_pids(pid)
+            except OSError:
+                pass
+        return found
+
+    def threads(self) -> int:
+        """OS threads (tasks) of the running job's processes, counted from outside."""
+        total = 0
+        for pid in self.job_pids():
+            try:
+                total += len(os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                pass
+        return total
 
     def _send(self, data: bytes) -> None:
         assert self.proc.stdin is not None
@@ -133,7 +119,7 @@ class Server:
     def kill(self) -> None:
         """Kill the whole session; in namespace mode that takes down the PID namespace too, and we
         wait until its init (the server) is gone: the kernel reaps the namespace before it."""
-        inits = child_pids(self.proc.pid) if self.mode == "namespaces" else []
+        inits = child_pids(self.proc.pid) if self.mode == "namespaces" and self.alive() else []
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except OSError:
@@ -154,21 +140,57 @@ class Server:
             del self._output[:-2 * TAIL_BYTES]
 
     def _next(self, deadline: float) -> dict[str, Any] | None:
-        import select
-
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._events], [], [], left)[0]:
+            if self._events < 0 or left <= 0 or not select.select([self._events], [], [], left)[0]:
                 return None
             chunk = os.read(self._events, 1 << 16)
             if not chunk:
-                return _EOF
+                return EOF_EVENT
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        if not line.strip():
-            return {}
         try:
-            event = json.loads(line)
+            event = json.loads(line) if line.strip() else {}
         except ValueError:
             return {}
         return event if isinstance(event, dict) else {}
+
+
+class Session:
+    """One job on a server: ``send`` messages, ``next`` events; ``exit`` is set once the job is gone."""
+
+    def __init__(self, server: Server, nonce: str) -> None:
+        self.server, self.nonce = server, nonce
+        self.outdir = ""
+        self.exit: dict[str, Any] | None = None
+
+    def send(self, message: dict[str, Any]) -> bool:
+        """False when the job (or its server) is gone."""
+        try:
+            self.server._send(json.dumps(message).encode() + b"\n")
+            return True
+        except (BrokenPipeError, ValueError):
+            return False
+
+    def next(self, deadline: float) -> dict[str, Any] | None:
+        """The job's next event (None: the deadline passed first). Lines without the nonce are forgeries."""
+        while True:
+            event = self.server._next(deadline)
+            if event is None:
+                return None
+            if event is EOF_EVENT:
+                self.exit = event
+                return event
+            if event.get("nonce") != self.nonce:
+                continue
+            if event.get("event") == "exit":
+                self.exit = event
+            return event
+
+    def wait_exit(self, timeout_s: float) -> dict[str, Any] | None:
+        """Drain events until the job's exit (None: it did not exit in time)."""
+        deadline = time.monotonic() + timeout_s
+        while self.exit is None:
+            if self.next(deadline) is None:
+                return None
+        return self.exit

@@ -1,8 +1,10 @@
-"""Inside a job's fork, before any candidate code runs: namespaces, mounts, rlimits, uid drop.
+"""Inside a job's fork, before any job code runs: namespaces, mounts, rlimits, uid drop, write recorder.
 
-With root and namespaces: a mount namespace where only the work dir (a fresh tmpfs) and the build
-cache are writable, the rest of the filesystem read-only; rlimits; no-new-privs; an unprivileged uid.
-Without them: rlimits, and the worker's audit hook as the network and file guard.
+With root and namespaces: a mount namespace where only the work dir (a fresh tmpfs), the out dir (shared
+with the caller) and, for jobs that build, the build cache are writable, the rest of the filesystem
+read-only; rlimits; no-new-privs; an unprivileged uid. Without them: rlimits, and the write recorder
+(seccomp) as the file guard. Either way a job that asks for it gets the recorder, which refuses and
+records every write outside its own directories, native code included.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+from hipforge.sandbox.env import PROJECT_ROOT
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
 CLONE_NEWNS, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 0x20000, 36, 38
@@ -22,19 +24,18 @@ KEEP_WRITABLE = ("/proc", "/sys", "/dev")  # pseudo filesystems; the sandbox use
 
 
 def enter_isolation(job: dict[str, Any]) -> list[str]:
-    """Called in the job's fork, before any candidate code: returns the mechanisms now in force."""
+    """Called in the job's fork, before any job code: returns the mechanisms now in force."""
     import resource
-
-    from hipforge.execution.antihack_dynamic import CANARY
 
     os.setpgid(0, 0)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead of killing
     work, cache, ns = job["workdir"], job["cache_dir"], job["mode"] == "namespaces"
-    mechanisms = ["process-per-job", "scrubbed-env", "private-workdir", "audit-hook"]
+    mechanisms = ["process-per-job", "scrubbed-env", "private-workdir"]
     os.makedirs(cache, exist_ok=True)
     if ns:
         os.chown(cache, -1, job["gid"])
-        os.chmod(cache, 0o2775)  # root keeps the cache; the sandbox user (its group) may build into it
+        os.chmod(cache, 0o3775)  # root keeps the cache; the sandbox group may add entries, never touch others'
+        os.chown(job["outdir"], job["uid"], job["gid"])
         mechanisms += ["netns", "pidns", "mountns", *_private_mounts(job)]
     limits = {resource.RLIMIT_CORE: 0, resource.RLIMIT_FSIZE: job["max_file_mb"] << 20}
     if job["address_limit_mb"]:
@@ -46,12 +47,13 @@ def enter_isolation(job: dict[str, Any]) -> list[str]:
     names = {resource.RLIMIT_CORE: "core", resource.RLIMIT_FSIZE: "fsize", resource.RLIMIT_AS: "as",
              resource.RLIMIT_NPROC: "nproc"}
     mechanisms.append("rlimit:" + ",".join(names[k] for k in limits))
+    libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries stay unprivileged; seccomp needs it
+    mechanisms.append("no-new-privs")
     if ns:
-        libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # setuid binaries stay unprivileged
         os.setgroups([])
         os.setgid(job["gid"])
         os.setuid(job["uid"])
-        mechanisms += [f"uid:{job['uid']}", "no-new-privs"]
+        mechanisms.append(f"uid:{job['uid']}")
     os.umask(0o002)
     os.chdir(work)
     os.makedirs("tmp", exist_ok=True)
@@ -60,25 +62,36 @@ def enter_isolation(job: dict[str, Any]) -> list[str]:
     # a pool of compile workers per job would exhaust RLIMIT_NPROC, which every slot's jobs share.
     os.environ.update(HOME=work, TMPDIR=f"{work}/tmp", PWD=work, USER="sandbox", LOGNAME="sandbox",
                       TORCHINDUCTOR_CACHE_DIR=f"{work}/tmp/inductor", TRITON_CACHE_DIR=f"{work}/tmp/triton",
-                      TORCHINDUCTOR_COMPILE_THREADS="1",
-                      HIPFORGE_COMPILE_CACHE=cache, **{CANARY: os.urandom(8).hex()})
+                      TORCHINDUCTOR_COMPILE_THREADS="1", HIPFORGE_COMPILE_CACHE=cache,
+                      HIPFORGE_COMPILE_CACHE_READONLY="" if job["cache_writable"] else "1", **job.get("env", {}))
     tempfile.tempdir = None
     return mechanisms
 
 
+def writable_dirs(job: dict[str, Any]) -> list[str]:
+    """Where a job may write: its work dir, its out dir, the build cache for build jobs; devices."""
+    dirs = [job["workdir"], job["outdir"], "/dev"]
+    return dirs + ([job["cache_dir"]] if job["cache_writable"] else [])
+
+
 def _private_mounts(job: dict[str, Any]) -> list[str]:
-    """A mount namespace where only the work dir (a fresh tmpfs) and the build cache are writable."""
-    work, cache = job["workdir"], job["cache_dir"]
+    """A mount namespace where only the work dir (a fresh tmpfs), the out dir and (build jobs) the build cache
+    are writable."""
+    work, cache, out = job["workdir"], job["cache_dir"], job["outdir"]
     if libc().unshare(CLONE_NEWNS) != 0:
         raise OSError("unshare(CLONE_NEWNS) failed")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", work, "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={job['tmp_size_mb']}m,mode=0700,uid={job['uid']},gid={job['gid']}")
     _expose({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, PROJECT_ROOT)}, work)
-    _mount(cache, cache, None, MS_BIND)
+    _mount(out, out, None, MS_BIND)
+    writable = [work, out]
+    if job["cache_writable"]:
+        _mount(cache, cache, None, MS_BIND)
+        writable.append(cache)
     failed = []
     for point, keep in _mountpoints():
-        if point in (work, cache) or point.startswith((work + "/", *KEEP_WRITABLE)):
+        if point in writable or point.startswith((work + "/", *KEEP_WRITABLE)):
             continue
         try:
             _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)

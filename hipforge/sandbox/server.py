@@ -1,21 +1,40 @@
-"""The sandbox's server process (``python -m hipforge.execution.fork_server``): it imports torch once,
-then forks a child per job that enters isolation and runs the worker, waits for it under a memory
-watch, and makes sure nothing the job started survives it. Events go to the client (sandbox.Server)
-as JSON lines on an inherited pipe, each tagged with the job's nonce."""
+"""The sandbox's server process (``python -m hipforge.sandbox.server``): it imports torch and the role
+modules once, then forks a child per job that enters isolation and runs the job's role, waits for it
+under a memory watch (and, for jobs that ask, answers its write recorder), and makes sure nothing the
+job started survives it. Events go to the client (client.Server) as JSON lines on an inherited pipe,
+each tagged with the job's nonce; the job reads the client's messages from the server's stdin."""
 
 from __future__ import annotations
 
-import functools
+import importlib
 import json
 import os
 import shutil
 import signal
 import sys
 import tempfile
+import socket
 import time
+from dataclasses import dataclass
 from typing import Any
 
-from hipforge.execution.isolation import PR_SET_CHILD_SUBREAPER, enter_isolation, libc
+from hipforge.sandbox import seccomp
+from hipforge.sandbox.isolation import PR_SET_CHILD_SUBREAPER, enter_isolation, libc, writable_dirs
+
+
+@dataclass(frozen=True)
+class Channel:
+    """A job's line to its client: ``emit`` an event, ``recv`` the client's next message (None: gone)."""
+
+    events_fd: int
+    nonce: str
+
+    def emit(self, event: dict[str, Any]) -> None:
+        _emit(self.events_fd, event, self.nonce)
+
+    def recv(self) -> dict[str, Any] | None:
+        line = _read_line(0)
+        return json.loads(line) if line.strip() else None
 
 
 def _read_line(fd: int) -> bytes:
@@ -86,7 +105,6 @@ def _cleanup(job: dict[str, Any], pid: int) -> None:
         except ChildProcessError:
             break
         time.sleep(0.02)
-    shutil.rmtree(job["workdir"], ignore_errors=True)
 
 
 def child_pids(pid: int) -> list[int]:
@@ -101,35 +119,56 @@ def child_pids(pid: int) -> list[int]:
     return pids
 
 
-def serve(events_fd: int, root: str) -> None:
+def serve(events_fd: int, root: str, preload: list[str]) -> None:
     """The server loop: fork a child per job, wait for it, then make sure nothing of it survives."""
     import torch  # noqa: F401  # paid once; every job's fork inherits it
 
-    from hipforge.execution import worker
-
+    for module in preload:
+        importlib.import_module(module)
     libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a job come back to us for cleanup
     os.write(events_fd, b'{"event": "up"}\n')
     while line := _read_line(0):
         job = json.loads(line)
-        job["workdir"] = tempfile.mkdtemp(prefix="job-", dir=root)
+        if not isinstance(job, dict) or "role" not in job:
+            continue  # a message meant for a job that has already exited
+        jobdir = tempfile.mkdtemp(prefix="job-", dir=root)
+        os.chmod(jobdir, 0o711)  # the job's uid passes through to its own dirs
+        job["workdir"], job["outdir"] = os.path.join(jobdir, "work"), os.path.join(jobdir, "out")
+        os.mkdir(job["workdir"])
+        os.mkdir(job["outdir"], 0o700)
+        _emit(events_fd, {"event": "job", "outdir": job["outdir"]}, job["nonce"])
+        record = bool(job.get("record_writes")) and seccomp.supported()
+        ours, theirs = socket.socketpair() if record else (None, None)
         pid = os.fork()
         if pid == 0:
-            code = 1
-            try:
-                mechanisms = enter_isolation(job)
-                emit = functools.partial(_emit, events_fd, nonce=job["nonce"])
-                worker.run_job(job, mechanisms, emit, functools.partial(_read_line, 0))
-                code = 0
-            except BaseException:
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                os._exit(code)
+            _child(job, events_fd, theirs)
+        recorder = seccomp.Recorder.receive(ours, writable_dirs(job)) if ours else None
         status = _wait_watched(pid, job["rss_limit_mb"])
         _cleanup(job, pid)
-        _emit(events_fd, {"event": "exit", **status}, job["nonce"])
+        writes = recorder.finish() if recorder else []
+        shutil.rmtree(jobdir, ignore_errors=True)
+        _emit(events_fd, {"event": "exit", **status, "writes": writes, "recorded": record}, job["nonce"])
+
+
+def _child(job: dict[str, Any], events_fd: int, recorder: socket.socket | None) -> None:
+    """The job's fork: isolation, the write recorder, then the role; never returns."""
+    code = 1
+    try:
+        mechanisms = enter_isolation(job)
+        if recorder is not None:
+            seccomp.send_fd(recorder, seccomp.install())
+            recorder.close()
+            mechanisms.append("write-recorder")
+        module, _, name = job["role"].partition(":")
+        getattr(importlib.import_module(module), name)(job, mechanisms, Channel(events_fd, job["nonce"]))
+        code = 0
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), sys.argv[2])
+    serve(int(sys.argv[1]), sys.argv[2], [m for m in sys.argv[3].split(",") if m])

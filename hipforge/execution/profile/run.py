@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hipforge.execution.config import EvalConfig
-from hipforge.execution.isolation import PROJECT_ROOT
+from hipforge.sandbox.env import PROJECT_ROOT
 from hipforge.execution.profile import ncu, rocprof
 from hipforge.execution.profile.detect import profiler_for
 from hipforge.execution.profile.estimate import SOURCE as ESTIMATE_SOURCE

@@ -32,7 +32,7 @@ def load(candidate_source: str, task_source: str, cfg: EvalConfig, wrap: Any = N
     import torch
     import torch.utils.cpp_extension
 
-    from hipforge.execution.worker import make_backend  # imports torch
+    from hipforge.execution.backend import make_backend  # imports torch
 
     backend = make_backend(cfg)
     device = backend.torch_device

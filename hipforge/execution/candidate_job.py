@@ -1,0 +1,296 @@
+"""The candidate's process: untrusted. It builds ModelNew, runs forward on the inputs each trial names, and
+ships what it returned; it judges nothing.
+
+The parent drives it one message at a time (``prepare``, ``go``, ``commit``, ``ship``/``drop``) and times
+``go`` → ``committed`` with its own clock. Everything this process reports is evidence the parent weighs:
+outputs and checksums are checked against the reference's process, times against the parent's clock and
+the calibration taken here before the candidate existed, threads counted from outside. What this process
+observes about the candidate itself (its audit-hook violations, extension calls, a NaN-poisoned kernel
+result that leaves the output right) can only incriminate it: a candidate that silences these checks
+gains nothing the parent does not check on its own.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from hipforge.execution import antihack_dynamic as dyn
+from hipforge.execution import checksum, tensorfile
+from hipforge.execution.backend import CompileError, make_backend
+from hipforge.execution.compile_cache import BuildNeeded
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.job_common import build_reference, flatten, load_task, make_inputs, setup_device, sync
+
+MAX_BUILDS = 16  # build requests one candidate may make
+
+
+class Failed(Exception):
+    def __init__(self, verdict: str, message: str, **fields: Any) -> None:
+        super().__init__(message)
+        self.verdict, self.message, self.fields = verdict, message, fields
+
+
+def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
+    try:
+        Harness(job, mechanisms, channel).serve()
+    except Failed as f:
+        channel.emit({"event": "failed", "verdict": f.verdict, "message": f.message, **f.fields})
+    except Exception as e:  # noqa: BLE001  # the task's own code or this harness failed
+        channel.emit({"event": "failed", "verdict": "runtime_error", "message": f"{type(e).__name__}: {e}"[:1000],
+                      "traceback": traceback.format_exc()[-3000:]})
+
+
+class Harness:
+    def __init__(self, job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
+        self.cfg, self.job, self.channel = EvalConfig.from_dict(job["config"]), job, channel
+        self.mechanisms = [*mechanisms, "audit-hook"]
+        self.out = Path(job["outdir"])
+        self.path = os.path.join(os.getcwd(), "candidate.py")
+        with open(self.path, "w") as f:
+            f.write(job["candidate_source"])
+        self.guard = dyn.Guard(os.getcwd(), self.path)
+        self.guard.install()
+        self.backend = make_backend(self.cfg)
+        self.device = self.backend.torch_device
+        setup_device(self.device)
+        self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
+        for task in self.tasks:
+            dyn.tripwire(task.Model, self.guard)
+        self.exts, self.builds, self.requests = dyn.Extensions(), [], 0
+        self.models: dict[int, Any] = {}
+        self.outputs: list[Any] = []
+        self.args: list[Any] = []
+        self.pristine: list[Any] | None = None
+        self.previous: list[Any] = []
+        self.found: list[tuple[str, str]] = []
+        self.noop_outputs: list[Any] | None = None
+        _warm_up(self.device)
+
+    def serve(self) -> None:
+        self.channel.emit({"event": "baseline", "isolation": self.mechanisms})
+        while (msg := self.channel.recv()) is not None:
+            op = msg.get("op")
+            if op == "quit":
+                return
+            self.channel.emit(getattr(self, f"op_{op}")(msg))
+
+    # -- building ----------------------------------------------------------------------------
+    def op_import(self, msg: dict[str, Any]) -> dict[str, Any]:
+        import torch.utils.cpp_extension
+
+        torch.utils.cpp_extension.load_inline = self.load_inline
+        self.before, self.env = dyn.snapshot(), dict(os.environ)
+        try:
+            with self.guard.armed():
+                spec = importlib.util.spec_from_file_location("candidate", self.path)
+                assert spec and spec.loader
+                sys.modules["candidate"] = module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                self.model(0)
+        except CompileError as e:
+            raise Failed("compile_error", str(e), compile_log=e.log) from None
+        except BaseException as e:
+            raise self.failure(e, "building ModelNew") from None
+        return {"event": "ready", "compile_log": "\n".join(self.builds)}
+
+    def load_inline(self, *args: Any, **kwargs: Any) -> Any:
+        """Stands in for torch's: the backend loads the build from the read-only cache; a missing build is
+        made by the parent in a job that runs no candidate code, then loaded here."""
+        with self.guard.armed(False):
+            try:
+                module = self.backend.load_inline(*args, **kwargs)
+            except BuildNeeded:
+                self.request_build(args, kwargs)
+                module = self.backend.load_inline(*args, **kwargs)
+            info = getattr(module, "__hipforge_build__", None) or getattr(self.backend, "last_build", None)
+            self.builds.append(f"{kwargs.get('name', args[0] if args else '?')}: {_build_note(info)}")
+            return self.exts.wrap(module)
+
+    def request_build(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.requests += 1
+        if self.requests > MAX_BUILDS:
+            raise CompileError(f"more than {MAX_BUILDS} builds requested", "")
+        self.channel.emit({"event": "build", "args": list(args), "kwargs": kwargs})
+        reply = self.channel.recv() or {}
+        if not reply.get("ok"):
+            raise CompileError(reply.get("message", "the build failed"), reply.get("log", ""))
+
+    def model(self, size: int) -> Any:
+        """ModelNew at a task size, holding the reference's weights where names and shapes agree (a Model
+        built here under the same seed is only their source: its outputs judge nothing)."""
+        import torch
+
+        if size not in self.models:
+            with self.guard.armed(False):
+                ref, init_inputs = build_reference(self.tasks[size], self.device, self.cfg.init_seed)
+                weights = ref.state_dict()
+            torch.manual_seed(self.cfg.init_seed)
+            with torch.device(self.device):
+                new = sys.modules["candidate"].ModelNew(*init_inputs)
+            dst = new.state_dict()
+            new.load_state_dict({k: v for k, v in weights.items() if k in dst and dst[k].shape == v.shape},
+                                strict=False)
+            self.models[size] = new.to(self.device)
+            del ref, weights
+        return self.models[size]
+
+    # -- trials --------------------------------------------------------------------------------
+    def op_prepare(self, msg: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        self.outputs, self.args = [], []
+        if msg.get("noop"):  # calibration: the same protocol around a forward that does nothing
+            self.noop_outputs = [torch.zeros(m["shape"], dtype=getattr(torch, m["dtype"]), device=self.device)
+                                 for m in msg["meta"]]
+        elif msg["size"] not in self.models:  # the second size's ModelNew, built before its first trial
+            try:
+                with self.guard.armed():
+                    self.model(msg["size"])
+            except BaseException as e:
+                raise self.failure(e, "building ModelNew at the second size") from None
+        with self.guard.armed(False):
+            self.args = make_inputs(self.tasks[msg["size"]], self.device, msg["seed"], msg.get("variant"))
+        self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if msg.get("inspect") else None
+        self.exts.poison = bool(msg.get("poison"))
+        _fill_free_blocks_with_nan(self.device)
+        self.flush()
+        return {"event": "prepared"}
+
+    def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        model = self.models.get(msg.get("size", 0)) if not self.noop_outputs else None
+        try:
+            with self.guard.armed(model is not None), torch.no_grad():
+                start = self.clock()
+                out = model(*self.args) if model is not None else self.noop_outputs
+                ms = self.clock(start)
+        except BaseException as e:
+            raise self.failure(e, f"forward on seed {msg.get('seed')}", failing_seed=msg.get("seed")) from None
+        self.outputs = flatten(out)
+        if model is not None:
+            self.inspect()
+        self.noop_outputs = None
+        return {"event": "returned", "ms": ms}
+
+    def op_commit(self, msg: dict[str, Any]) -> dict[str, Any]:
+        if any(not hasattr(o, "detach") for o in self.outputs):
+            kinds = sorted({type(o).__name__ for o in self.outputs})
+            raise Failed("runtime_error", f"forward returned {', '.join(kinds)}, not tensors")
+        return {"event": "committed", "sums": checksum.sums(self.outputs, msg["key"]),
+                "meta": [tensorfile.meta(o) for o in self.outputs]}
+
+    def op_ship(self, msg: dict[str, Any]) -> dict[str, Any]:
+        files = []
+        for j, out in enumerate(self.outputs):
+            files.append(str(self.out / f"trial{msg['id']}_{j}.t"))
+            tensorfile.write(Path(files[-1]), out)
+        self.release()
+        return {"event": "shipped", "files": files}
+
+    def op_drop(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self.release()
+        return {"event": "dropped"}
+
+    def op_report(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """What this process saw the candidate do: it can only count against the candidate."""
+        if self.exts.calls == 0:
+            why = "never calls its HIP extension" if self.exts.modules else "builds no HIP extension"
+            self.found.append(("code_bypass", f"ModelNew {why}: PyTorch computes the result"))
+        patched = dyn.patched(self.before)
+        return {"event": "report", "hacks": [*self.guard.violations, *([patched] if patched else []), *self.found]}
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def inspect(self) -> None:
+        """The honest-behaviour checks of one forward: plain tensors, inputs left alone, and fresh output
+        storage (the previous trial's outputs are kept alive, so only a cache can hand the same back)."""
+        if lazy := dyn.lazy_output(self.outputs):
+            self.found.append(("lazy_evaluation", lazy))
+        if self.pristine is not None and any(
+                hasattr(a, "untyped_storage") and (a.shape != p.shape or not dyn.identical(a, p))
+                for a, p in zip(self.args, self.pristine, strict=True)):
+            self.found.append(("input_mutation", "forward changed its input tensors"))
+        if any(dyn.same_storage(o, e) for o in self.outputs for e in self.previous if hasattr(o, "untyped_storage")):
+            self.found.append(("result_caching", "returns the same output storage for different inputs"))
+        self.previous = list(self.outputs)
+
+    def release(self) -> None:
+        self.outputs, self.args, self.pristine = [], [], None
+        self.exts.poison = False
+
+    def clock(self, start: Any = None) -> Any:
+        """Milliseconds of the forward: CUDA events on GPUs, perf_counter on the CPU."""
+        import torch
+
+        if self.device == "cpu":
+            return time.perf_counter() if start is None else (time.perf_counter() - start) * 1e3
+        if start is None:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        end = torch.cuda.Event(enable_timing=True)
+        end.record()
+        sync(self.device)  # the whole device: work left on other streams lands inside the parent's clock
+        return start.elapsed_time(end)
+
+    def flush(self) -> None:
+        """KernelBench's L2 flush before each GPU trial, then a device-wide sync."""
+        import torch
+
+        if self.device != "cpu":
+            if not hasattr(self, "_flush"):
+                self._flush = torch.empty(self.cfg.flush_l2_mb << 18, dtype=torch.int32, device=self.device)
+            self._flush.zero_()
+            sync(self.device)
+
+    def failure(self, exc: BaseException, where: str, **fields: Any) -> Failed:
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        if self.guard.violations:
+            check, message = self.guard.violations[0]
+            return Failed("hacked", message, hack_check=check)
+        if isinstance(exc, MemoryError) or "alloc" in text and "memory" in text:
+            return Failed("runtime_error", f"{where}: out of memory: {text[:500]}", **fields)
+        frames = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return Failed("runtime_error", f"{where}: {text[:1000]}", traceback=frames[-3000:], **fields)
+
+
+def _warm_up(device: str) -> None:
+    """Start what torch and the driver start lazily (thread pools, CUDA's context and library handles), so
+    that the thread count the parent takes before the candidate exists already includes them."""
+    import torch
+
+    a = torch.randn(256, 256)
+    (a @ a).sum().item()
+    if device != "cpu":
+        x = torch.randn(4, 8, 16, 16, device=device)
+        torch.nn.functional.conv2d(x, torch.randn(8, 8, 3, 3, device=device)).sum().item()
+        (x.view(32, 256) @ x.view(256, 32)).sum().item()
+        sync(device)
+    threading.enumerate()
+
+
+def _fill_free_blocks_with_nan(device: str) -> None:
+    """Before a forward, every free block of the CUDA caching allocator holds NaN, so an output allocated and
+    never written cannot inherit an earlier result (on the CPU, freed memory goes back to the C allocator)."""
+    import torch
+
+    if device == "cpu":
+        return
+    held = []
+    for segment in torch.cuda.memory_snapshot():
+        for block in segment.get("blocks", []):
+            if block.get("state") == "inactive" and block.get("size", 0) >= 4:
+                held.append(torch.empty(block["size"] // 4, dtype=torch.float32, device=device).fill_(float("nan")))
+    del held
+
+
+def _build_note(info: dict[str, Any] | None) -> str:
+    """What the backend says about a build (cache hit, seconds, fallbacks), if it says anything."""
+    return ", ".join(f"{k}={v}" for k, v in (info or {}).items() if not isinstance(v, dict | list)) or "built"

@@ -1,0 +1,67 @@
+"""What the reference's and the candidate's processes do identically, so that both draw the same inputs
+for a trial: the task module, the device's numerics settings, and a trial's inputs from its seed."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+GPU_JOB_CPU_THREADS = 4
+
+
+def load_task(source: str, name: str) -> types.ModuleType:
+    """The task's module, never written to disk."""
+    import sys
+
+    module = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    sys.modules[name] = module  # dynamo and pickling look a class's module up by name
+    return module
+
+
+def setup_device(device: str) -> None:
+    import torch
+
+    if device == "cuda":  # fp32 means fp32: cuDNN convs would otherwise run the reference in TF32
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        # the work is on the GPU: a CPU thread pool per job (one per core) only uses up RLIMIT_NPROC
+        torch.set_num_threads(min(torch.get_num_threads(), GPU_JOB_CPU_THREADS))
+
+
+def make_inputs(task: types.ModuleType, device: str, seed: int, variant: str | None) -> list[Any]:
+    """A trial's inputs: the task's get_inputs() under ``seed``, drawn on the device, then the variant's
+    deterministic transform (hipforge.execution.adversarial)."""
+    import torch
+
+    torch.manual_seed(seed)
+    with torch.device(device):  # factories draw on the device: KernelBench-size inputs in ms, not s
+        raw = task.get_inputs()
+    values = [x.to(device) if isinstance(x, torch.Tensor) else x for x in raw]
+    if variant:
+        from hipforge.execution.adversarial import transform
+
+        values = transform(variant, values, seed)
+    return values
+
+
+def build_reference(task: types.ModuleType, device: str, init_seed: int) -> Any:
+    """The task's Model, seeded and built where it runs (an 8 GB MLP never passes through host memory)."""
+    import torch
+
+    torch.manual_seed(init_seed)
+    init_inputs = task.get_init_inputs()
+    torch.manual_seed(init_seed)
+    with torch.device(device):
+        return task.Model(*init_inputs).to(device), init_inputs
+
+
+def flatten(out: Any) -> list[Any]:
+    return [x for item in out for x in flatten(item)] if isinstance(out, tuple | list) else [out]
+
+
+def sync(device: str) -> None:
+    if device != "cpu":
+        import torch
+
+        torch.cuda.synchronize()

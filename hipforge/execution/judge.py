@@ -1,0 +1,248 @@
+"""The judge: runs in the parent, never in a process that imported the candidate. It drives the reference's
+process and the candidate's process through the trials, compares what each returned, checks the
+candidate's reported times against its own clock, counts the candidate's OS threads from outside and reads
+the writes its recorder refused; the verdict is made here from those facts alone.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hipforge.execution import checksum, tensorfile
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.measure import compare_outputs
+from hipforge.execution.trials import Trial, fresh, plan
+from hipforge.execution.verdict import EvalResult, Timing, Verdict
+from hipforge.sandbox.client import Session
+
+CALIBRATION_TRIALS = 10
+TIMING_FLOOR = 0.5  # reported times must be at least this share of what the parent's clock saw
+TIMING_SLACK_MS = 0.02  # plus this much: below it the two clocks cannot tell a kernel from its overhead
+
+
+class Concluded(Exception):
+    def __init__(self, result: EvalResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+def conclude(verdict: Verdict, message: str, **fields: Any) -> Concluded:
+    return Concluded(EvalResult(verdict, message, **fields))
+
+
+@dataclass
+class Party:
+    """One side of the evaluation as the parent sees it: its session and the phase deadline."""
+
+    session: Session
+    name: str
+    phase: str = "compile"
+    deadline: float = 0.0
+
+    def ask(self, message: dict[str, Any], expect: str) -> dict[str, Any]:
+        if not self.session.send(message):
+            raise self.lost()
+        return self.expect(expect)
+
+    def expect(self, kind: str) -> dict[str, Any]:
+        return self.interpret(self.session.next(self.deadline), kind)
+
+    def interpret(self, event: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+        """The event if it is the one expected; a verdict if it says the job failed, timed out or died."""
+        if event is None:
+            raise Concluded(EvalResult(Verdict.TIMEOUT, f"the {self.name} did not finish the {self.phase} phase in "
+                                                        f"time (the sandbox and everything it started were killed)",
+                                       phase=self.phase))
+        if event.get("event") == "failed":
+            fields = {k: v for k, v in event.items() if k in ("compile_log", "traceback", "failing_seed", "hack_check")}
+            verdict = Verdict(event.get("verdict", "runtime_error"))
+            raise conclude(verdict, event.get("message", "failed"), phase=self.phase, **fields)
+        if event.get("event") == "exit":
+            raise self.lost()
+        if event.get("event") != kind:
+            raise conclude(Verdict.RUNTIME_ERROR, f"the {self.name} answered {event.get('event')!r}, not {kind!r}",
+                           phase=self.phase)
+        return event
+
+    def lost(self) -> Concluded:
+        exit_ = self.session.exit or self.session.wait_exit(10) or {}
+        if exit_.get("memory"):
+            why = "killed: resident memory over its limit"
+        elif "signal" in exit_:
+            why = f"crashed with {exit_['signal']}"
+        else:
+            why = f"exited (status {exit_.get('code', '?')}) before answering"
+        return conclude(Verdict.RUNTIME_ERROR, f"the {self.name} {why} during the {self.phase} phase", phase=self.phase)
+
+
+@dataclass
+class TrialLog:
+    walls: list[float] = field(default_factory=list)  # parent clock, go -> committed, timed trials (ms)
+    reported: list[float] = field(default_factory=list)  # what the candidate said its forwards took
+    reports: list[dict[str, Any]] = field(default_factory=list)  # full comparisons of the correctness seeds
+    checked: dict[str, int] = field(default_factory=dict)  # purpose -> trials checked
+    threads: int = 0
+
+
+class Judge:
+    def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
+                 ref_meta: list[list[dict[str, Any]] | None], describe_second: str) -> None:
+        self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
+        self.meta, self.second = ref_meta, describe_second
+        self.log = TrialLog()
+        self.baseline_threads = 0
+
+    # -- before the candidate exists ---------------------------------------------------------------
+    def calibrate(self) -> list[float]:
+        """The protocol's own cost (pipes, flush, checksums of outputs this shape) around a forward that
+        does nothing, measured before the candidate is imported."""
+        self.baseline_threads = self.threads()
+        walls = []
+        for _ in range(CALIBRATION_TRIALS):
+            self.cand.ask({"op": "prepare", "size": 0, "seed": fresh(), "noop": True, "meta": self.meta[0]},
+                          "prepared")
+            started = time.monotonic()
+            self.cand.ask({"op": "go"}, "returned")
+            self.cand.ask({"op": "commit", "key": fresh()}, "committed")
+            walls.append((time.monotonic() - started) * 1e3)
+            self.cand.ask({"op": "drop"}, "dropped")
+        return walls
+
+    # -- the trials ---------------------------------------------------------------------------------
+    def run(self, variants: list[str], result: EvalResult) -> None:
+        trials = plan(self.cfg.seeds, self.cfg.warmup, self.cfg.timed_trials, variants, self.meta[1] is not None,
+                      self.cfg.timed_full_checks)
+        failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
+        for trial in trials:
+            wrong = [p for p in failures if p != "poison"]
+            if wrong and ("seed" in wrong or trial.purpose in ("poison", "timed")):
+                break  # already wrong: what follows cannot change the verdict
+            why = self.one(trial)
+            if why and trial.purpose not in failures:
+                failures[trial.purpose] = (trial, why)
+        result.seeds, result.trials = list(self.cfg.seeds), len(self.cfg.seeds)
+        self.verdict_from(failures, result)
+
+    def one(self, trial: Trial) -> str | None:
+        """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""
+        self.cand.ask(trial.message(), "prepared")
+        started = time.monotonic()
+        returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed}, "returned")
+        self.log.threads = max(self.log.threads, self.threads() - self.baseline_threads)
+        committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
+        wall = (time.monotonic() - started) * 1e3
+        if trial.purpose == "timed":
+            self.log.walls.append(wall)
+            self.log.reported.append(float(returned.get("ms", 0.0)))
+        files = self.cand.ask({"op": "ship", "id": trial.id}, "shipped")["files"] if trial.full else []
+        if not trial.full:
+            self.cand.ask({"op": "drop"}, "dropped")
+        ref = self.ref.ask({"op": "outputs", "id": trial.id, "size": trial.size, "seed": trial.seed,
+                            "variant": trial.variant, "key": trial.key, "full": trial.full}, "outputs")
+        self.log.checked[trial.purpose] = self.log.checked.get(trial.purpose, 0) + 1
+        try:
+            meta = self.meta[trial.size] or []
+            if committed.get("meta") != meta:
+                return self.describe_meta(committed.get("meta"), meta)
+            if (off := checksum.mismatch(committed["sums"], ref["sums"], ref["bounds"])) is not None:
+                return f"trial {trial.id} (seed {trial.seed}): {off}"
+            if trial.full:
+                return self.compare_files(trial, files, ref["files"], meta)
+            return None
+        finally:
+            for path in [*files, *ref.get("files", [])]:
+                Path(path).unlink(missing_ok=True)
+
+    def compare_files(self, trial: Trial, files: list[str], ref_files: list[str],
+                      meta: list[dict[str, Any]]) -> str | None:
+        if len(files) != len(meta):
+            return f"returns {len(files)} outputs, the reference {len(meta)}"
+        try:
+            got = [tensorfile.read(Path(f), m) for f, m in zip(files, meta, strict=True)]
+        except (OSError, ValueError) as e:
+            return f"its shipped output is unreadable: {e}"
+        want = [tensorfile.read(Path(f)) for f in ref_files]
+        report = compare_outputs(got, want, self.cfg)
+        if trial.purpose == "seed":
+            report["seed"] = trial.seed
+            self.log.reports.append(report)
+        return None if report["ok"] else f"seed {trial.seed}: {report['message']}"
+
+    @staticmethod
+    def describe_meta(got: Any, want: list[dict[str, Any]]) -> str:
+        if not isinstance(got, list) or len(got) != len(want):
+            return f"returns {len(got) if isinstance(got, list) else '?'} outputs, the reference {len(want)}"
+        for g, w in zip(got, want, strict=True):
+            if g != w:
+                return f"output {g.get('shape')} {g.get('dtype')}, reference {w['shape']} {w['dtype']}"
+        return "output metadata differs"
+
+    # -- the verdict --------------------------------------------------------------------------------
+    def verdict_from(self, failures: dict[str, tuple[Trial, str]], result: EvalResult) -> None:
+        from hipforge.execution.measure import summarize_errors
+
+        result.seed_results = {str(r["seed"]): r["ok"] for r in self.log.reports}
+        errors = {"fp32_task": fp32_task(self.meta)}
+        summarize_errors(self.log.reports, errors)
+        for key, value in errors.items():
+            if key != "fp32_task":
+                setattr(result, key, value)
+        result.integrity = {"checked": dict(self.log.checked), "second_size": self.second or None}
+        if "seed" in failures:
+            self.incorrect_on_seeds(failures["seed"], result)
+        for purpose, check, text in (
+                ("adversarial", "precision", "wrong on inputs chosen to expose reduced precision"),
+                ("second_size", "shape_specialized", f"shape-specialized: wrong at {self.second}")):
+            if purpose in failures:
+                trial, why = failures[purpose]
+                what = _describe_variant(trial.variant) if purpose == "adversarial" else ""
+                raise conclude(Verdict.INCORRECT, f"{text}{what}: {why}", failing_seed=trial.seed, phase="check",
+                               integrity={**result.integrity, "failed": check})
+        if "timed" in failures or "warmup" in failures:
+            trial, why = failures.get("timed") or failures["warmup"]
+            raise conclude(Verdict.HACKED, f"right on the correctness seeds, wrong on the fresh inputs of a "
+                                           f"{trial.purpose} trial: {why}", hack_check="result_caching",
+                           phase="time")
+        if "poison" not in failures and self.log.checked.get("poison"):
+            raise conclude(Verdict.HACKED, "the output stays correct with the kernel's results replaced by NaN: "
+                                           "PyTorch computes it beside a no-op kernel", hack_check="noop_kernel")
+        if self.log.threads > 0:
+            raise conclude(Verdict.HACKED, f"{self.log.threads} OS thread(s) more than before the candidate was "
+                                           f"imported were alive when forward returned", hack_check="thread_injection")
+
+    def incorrect_on_seeds(self, failed: tuple[Trial, str], result: EvalResult) -> None:
+        trial, why = failed
+        passed = [r["ok"] for r in self.log.reports]
+        if passed and passed[0] and len(passed) > 1 and not any(passed[1:]):
+            raise conclude(Verdict.HACKED, f"correct on seed {self.cfg.seeds[0]} only: the output is fitted to one "
+                                           f"input", hack_check="fitted_constants")
+        gap = self.ref.ask({"op": "gap", "size": 0, "seed": trial.seed}, "gap").get("gap")
+        note = f"; the float32 reference itself is {gap:.3g} tolerances from float64" if gap and gap > 1 else ""
+        raise conclude(Verdict.INCORRECT, f"{why}{note}", failing_seed=trial.seed, reference_fp64_gap=gap,
+                       phase="check")
+
+    def timing(self, calibration: list[float]) -> Timing:
+        """The candidate's reported times, unless the parent's own clock contradicts them."""
+        reported = Timing.from_samples(self.log.reported)
+        quartiles = statistics.quantiles(calibration, n=4)
+        overhead, spread = quartiles[0], quartiles[2] - quartiles[0]
+        seen = statistics.median(self.log.walls) - overhead
+        if reported.median_ms < TIMING_FLOOR * seen - max(TIMING_SLACK_MS, 2 * spread):
+            raise conclude(Verdict.HACKED, f"reports {reported.median_ms:.4g} ms per forward, but the evaluator's own "
+                                           f"clock saw {seen:.4g} ms beyond the protocol's overhead",
+                           hack_check="timing_mismatch", phase="time")
+        return reported
+
+
+def _describe_variant(variant: str | None) -> str:
+    from hipforge.execution.adversarial import describe
+
+    return f" ({describe(variant)})" if variant else ""
+
+
+def fp32_task(meta: list[list[dict[str, Any]] | None]) -> bool:
+    return any(m["dtype"] in ("float32", "float64") for m in meta[0] or [])

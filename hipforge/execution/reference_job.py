@@ -1,0 +1,144 @@
+"""The reference's process: trusted, and never touched by the candidate. It builds the task's Model with its
+own weights, and on the parent's request computes a trial's reference outputs (checksums and their bounds
+for every trial, the whole outputs where the parent compares them), which adversarial input variants the
+reference stays finite and well-conditioned on, the float64 diagnosis of a failing seed, and the eager and
+torch.compile timings. The candidate's process draws the same inputs from the same seeds
+(job_common.make_inputs); nothing it does can reach this process.
+"""
+
+from __future__ import annotations
+
+import copy
+import resource
+import traceback
+from pathlib import Path
+from typing import Any
+
+from hipforge.execution import checksum, tensorfile
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.job_common import build_reference, flatten, load_task, make_inputs, setup_device, sync
+from hipforge.execution.measure import time_callable
+
+
+def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
+    try:
+        Reference(job, channel).serve()
+    except Exception as e:  # noqa: BLE001  # the task's own code failed: no verdict about the candidate
+        channel.emit({"event": "failed", "message": f"the reference failed: {type(e).__name__}: {e}"[:1000],
+                      "traceback": traceback.format_exc()[-3000:]})
+
+
+class Reference:
+    def __init__(self, job: dict[str, Any], channel: Any) -> None:
+        import torch
+
+        self.cfg, self.job, self.channel = EvalConfig.from_dict(job["config"]), job, channel
+        self.device = "cpu" if self.cfg.backend == "cpu" else "cuda"
+        setup_device(self.device)
+        self.out = Path(job["outdir"])
+        self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
+        self.models = [build_reference(task, self.device, self.cfg.init_seed)[0] for task in self.tasks]
+        self.exact: dict[int, Any] = {}
+        with torch.no_grad():
+            self.meta = [[tensorfile.meta(o) for o in flatten(model(*self.inputs(i, self.cfg.seeds[0], None)))]
+                         for i, model in enumerate(self.models)]
+        self.rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        self.compiled, self.compile_error = None, ""
+
+    def serve(self) -> None:
+        self.channel.emit({"event": "ready", "meta": self.meta, "rss_mb": self.rss_mb})
+        if self.job.get("compile"):  # before the timing lock: torch.compile takes 15-60 s on a GPU
+            self.compile_reference()
+        while (msg := self.channel.recv()) is not None and msg.get("op") != "quit":
+            self.channel.emit(getattr(self, f"op_{msg['op']}")(msg))
+
+    def inputs(self, size: int, seed: int, variant: str | None) -> list[Any]:
+        return make_inputs(self.tasks[size], self.device, seed, variant)
+
+    def tolerances(self, size: int) -> list[tuple[float, float]]:
+        return [self.cfg.tolerance(m["dtype"]) for m in self.meta[size]]
+
+    def op_outputs(self, msg: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        size = msg["size"]
+        with torch.no_grad():
+            outs = flatten(self.models[size](*self.inputs(size, msg["seed"], msg.get("variant"))))
+        reply: dict[str, Any] = {"event": "outputs", "sums": checksum.sums(outs, msg["key"]),
+                                 "bounds": checksum.bounds(outs, self.tolerances(size))}
+        if msg.get("full"):
+            reply["files"] = []
+            for j, out in enumerate(outs):
+                reply["files"].append(str(self.out / f"ref{msg['id']}_{j}.t"))
+                tensorfile.write(Path(reply["files"][-1]), out)
+        return reply
+
+    def op_variants(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The adversarial variants the reference stays finite and well-conditioned on, at this seed."""
+        from hipforge.execution.adversarial import KINDS, usable
+
+        kept = []
+        for kind in KINDS:
+            try:
+                approx, exact = self.twin_outputs(0, msg["seed"], kind)
+                atol, rtol = self.cfg.tolerance("float32")
+                if usable(approx, exact, atol, rtol):
+                    kept.append(kind)
+            except Exception:  # noqa: BLE001  # no float64 kernels for an op: no variant
+                continue
+        return {"event": "variants", "usable": kept}
+
+    def op_gap(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """How far the float32 reference lies from float64 on a failing trial, in tolerances."""
+        import torch
+
+        from hipforge.tasks.worker import fp64_gap
+
+        try:
+            approx, exact = self.twin_outputs(msg["size"], msg["seed"], msg.get("variant"))
+            pairs = [(a, b) for a, b in zip(approx, exact, strict=True) if a.dtype == torch.float32]
+            return {"event": "gap", "gap": fp64_gap(pairs, *self.cfg.tolerance("float32")) if pairs else None}
+        except Exception:  # noqa: BLE001
+            return {"event": "gap", "gap": None}
+
+    def twin_outputs(self, size: int, seed: int, variant: str | None) -> tuple[list[Any], list[Any]]:
+        import torch
+
+        from hipforge.tasks.worker import widened
+
+        if size not in self.exact:
+            self.exact[size] = copy.deepcopy(self.models[size]).double()
+        with torch.no_grad():
+            approx = flatten(self.models[size](*self.inputs(size, seed, variant)))
+            exact = flatten(self.exact[size](*widened(self.inputs(size, seed, variant))))
+        return approx, exact
+
+    def compile_reference(self) -> None:
+        import torch
+
+        try:
+            compiled = torch.compile(self.models[0])
+            with torch.no_grad():
+                compiled(*self.inputs(0, self.cfg.seeds[0], None))
+            self.compiled = compiled
+        except Exception as e:  # noqa: BLE001
+            self.compile_error = f"{type(e).__name__}: {str(e)[:300]}"
+
+    def op_time(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Eager and torch.compile timings, each trial on fresh inputs (the seeds the parent drew)."""
+        seeds = iter(msg["seeds"])
+        reply: dict[str, Any] = {"event": "timed", "ref_eager": self.timed(self.models[0], seeds)}
+        if self.compiled is not None:
+            reply["ref_compiled"] = self.timed(self.compiled, iter(msg["seeds"]))
+        elif self.compile_error:
+            reply["compile_error"] = self.compile_error
+        return reply
+
+    def timed(self, model: Any, seeds: Any) -> dict[str, Any]:
+        def next_inputs() -> list[Any]:  # drawn outside the timed call, one set per trial
+            args = self.inputs(0, next(seeds), None)
+            sync(self.device)
+            return args
+
+        return time_callable(lambda args: model(*args), self.cfg, self.device, next_inputs)
+

@@ -1,0 +1,198 @@
+"""The write recorder: a seccomp filter in the job that sends every syscall able to write the filesystem to a
+supervisor thread in the (trusted) fork server, which refuses and records those outside the job's own
+directories. Native code cannot get around it: the kernel stops the syscall before it runs, whatever
+called it. The mount namespace already makes the rest of the filesystem read-only; the recorder is what
+turns a prevented write into evidence (and, without namespaces, what prevents it).
+
+x86-64 only (the syscall numbers); elsewhere ``supported()`` is False and jobs run without it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import select
+import socket
+import struct
+import threading
+from dataclasses import dataclass, field
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+RET_ALLOW, RET_NOTIFY = 0x7FFF0000, 0x7FC00000
+SET_MODE_FILTER, GET_NOTIF_SIZES, FLAG_NEW_LISTENER, NOTIF_FLAG_CONTINUE = 1, 3, 1 << 3, 1
+SYS_SECCOMP = 317
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+AT_FDCWD = -100
+# syscall -> (name, indices of its (dirfd, path) pairs; dirfd None: relative to the cwd)
+PATHS: dict[int, tuple[str, list[tuple[int | None, int]]]] = {
+    2: ("open", [(None, 0)]), 257: ("openat", [(0, 1)]), 437: ("openat2", [(0, 1)]), 85: ("creat", [(None, 0)]),
+    83: ("mkdir", [(None, 0)]), 258: ("mkdirat", [(0, 1)]), 87: ("unlink", [(None, 0)]),
+    263: ("unlinkat", [(0, 1)]), 84: ("rmdir", [(None, 0)]), 82: ("rename", [(None, 0), (None, 1)]),
+    264: ("renameat", [(0, 1), (2, 3)]), 316: ("renameat2", [(0, 1), (2, 3)]), 86: ("link", [(None, 1)]),
+    265: ("linkat", [(2, 3)]), 88: ("symlink", [(None, 1)]), 266: ("symlinkat", [(1, 2)]),
+    76: ("truncate", [(None, 0)]), 90: ("chmod", [(None, 0)]), 268: ("fchmodat", [(0, 1)]),
+    92: ("chown", [(None, 0)]), 94: ("lchown", [(None, 0)]), 260: ("fchownat", [(0, 1)]),
+    133: ("mknod", [(None, 0)]), 259: ("mknodat", [(0, 1)]), 280: ("utimensat", [(0, 1)]),
+}
+DENY_ALWAYS = {425: "io_uring_setup", 304: "open_by_handle_at"}  # writes the recorder could not see
+OPEN_FLAGS_ARG = {2: 1, 257: 2}  # open/openat: only writing opens go to the supervisor
+
+
+def supported() -> bool:
+    return platform.machine() == "x86_64" and platform.system() == "Linux"
+
+
+def _program() -> bytes:
+    """The BPF filter: allow everything but writing opens and the syscalls in PATHS / DENY_ALWAYS."""
+    ld, jeq, jset, jge, ret = 0x20, 0x15, 0x45, 0x35, 0x06
+    code: list[tuple[int, int | str, int | str, int]] = [(ld, 0, 0, 4), (jeq, 0, "allow", AUDIT_ARCH_X86_64),
+                                                          (ld, 0, 0, 0), (jge, "notify", 0, 0x40000000)]
+    for nr in OPEN_FLAGS_ARG:
+        code.append((jeq, f"open{nr}", 0, nr))
+    for nr in [n for n in PATHS if n not in OPEN_FLAGS_ARG] + list(DENY_ALWAYS):
+        code.append((jeq, "notify", 0, nr))
+    code.append((ret, 0, 0, RET_ALLOW))
+    labels = {}
+    for nr, arg in OPEN_FLAGS_ARG.items():
+        labels[f"open{nr}"] = len(code)
+        code += [(ld, 0, 0, 16 + 8 * arg), (jset, "notify", "allow", WRITE_FLAGS)]
+    labels["notify"], labels["allow"] = len(code), len(code) + 1
+    code += [(ret, 0, 0, RET_NOTIFY), (ret, 0, 0, RET_ALLOW)]
+
+    def offset(at: int, target: int | str) -> int:
+        return target if isinstance(target, int) else labels[target] - at - 1
+
+    return b"".join(struct.pack("=HBBI", op, offset(i, jt), offset(i, jf), k)
+                    for i, (op, jt, jf, k) in enumerate(code))
+
+
+def install() -> int:
+    """In the job, after no-new-privs: install the filter; returns the listener fd for the supervisor."""
+    prog = _program()
+    buf = ctypes.create_string_buffer(prog, len(prog))
+    fprog = struct.pack("=HxxxxxxQ", len(prog) // 8, ctypes.addressof(buf))
+    fbuf = ctypes.create_string_buffer(fprog, len(fprog))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    fd = libc.syscall(ctypes.c_long(SYS_SECCOMP), ctypes.c_long(SET_MODE_FILTER), ctypes.c_long(FLAG_NEW_LISTENER),
+                      fbuf)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter install failed")
+    return int(fd)
+
+
+def send_fd(sock: socket.socket, fd: int) -> None:
+    socket.send_fds(sock, [b"x"], [fd])
+    os.close(fd)
+
+
+@dataclass
+class Recorder:
+    """The supervisor side: answers the job's notifications until every process of the job is gone."""
+
+    listener: int
+    allowed: list[str]
+    writes: list[str] = field(default_factory=list)
+    thread: threading.Thread | None = None
+
+    @classmethod
+    def receive(cls, sock: socket.socket, allowed: list[str]) -> Recorder:
+        _, fds, _, _ = socket.recv_fds(sock, 16, 1)
+        recorder = cls(fds[0], [os.path.normpath(a) for a in allowed])
+        recorder.thread = threading.Thread(target=recorder._serve, daemon=True)
+        recorder.thread.start()
+        return recorder
+
+    def finish(self) -> list[str]:
+        if self.thread:
+            self.thread.join(timeout=5)
+        try:
+            os.close(self.listener)
+        except OSError:
+            pass
+        return self.writes
+
+    def _serve(self) -> None:
+        import fcntl
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        sizes = (ctypes.c_uint16 * 3)()
+        libc.syscall(ctypes.c_long(SYS_SECCOMP), ctypes.c_long(GET_NOTIF_SIZES), ctypes.c_long(0), sizes)
+        notif_size, resp_size = sizes[0], sizes[1]
+        recv = 0xC0000000 | (notif_size << 16) | (ord("!") << 8)
+        send = 0xC0000000 | (resp_size << 16) | (ord("!") << 8) | 1
+        while True:
+            ready = select.poll()
+            ready.register(self.listener, select.POLLIN | select.POLLHUP)
+            events = ready.poll(1000)
+            if any(ev & select.POLLHUP for _, ev in events):
+                return  # every process of the job has exited
+            if not events:
+                continue
+            buf = bytearray(notif_size)
+            try:
+                fcntl.ioctl(self.listener, recv, buf)
+            except OSError as e:
+                if e.errno in (errno.ENOENT, errno.EINTR):
+                    continue
+                return
+            ident, pid, _, nr, _, _ = struct.unpack_from("=QIIiIQ", buf)
+            args = struct.unpack_from("=6Q", buf, 32)
+            refused = self._judge(pid, nr, args)
+            resp = struct.pack("=QqiI", ident, 0, -errno.EACCES if refused else 0, 0 if refused else NOTIF_FLAG_CONTINUE)
+            try:
+                fcntl.ioctl(self.listener, send, bytearray(resp.ljust(resp_size, b"\0")))
+            except OSError:
+                continue  # the process died meanwhile
+
+    def _judge(self, pid: int, nr: int, args: tuple[int, ...]) -> bool:
+        """True (refuse) for a write outside the allowed dirs; records it."""
+        if nr in DENY_ALWAYS:
+            self.writes.append(f"{DENY_ALWAYS[nr]}()")
+            return True
+        name, pairs = PATHS.get(nr, (f"syscall {nr}", []))
+        for dirfd_arg, path_arg in pairs:
+            try:
+                path = _read_string(pid, args[path_arg])
+                base = _base(pid, AT_FDCWD if dirfd_arg is None else ctypes.c_int32(args[dirfd_arg]).value)
+                where = _resolve(pid, os.path.join(base, path))
+            except OSError:
+                where = None
+            if where is not None and name.startswith("mkdir") and os.path.lexists(f"/proc/{pid}/root{where}"):
+                continue  # makedirs(exist_ok=True) on a directory that is there writes nothing
+            if where is None or not any(where == a or where.startswith(a + "/") for a in self.allowed):
+                self.writes.append(f"{name}({where or '<unreadable path>'})")
+                return True
+        return False
+
+
+def _read_string(pid: int, address: int, limit: int = 4096) -> str:
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        mem.seek(address)
+        data = mem.read(limit)
+    return os.fsdecode(data.split(b"\0", 1)[0])
+
+
+def _base(pid: int, dirfd: int) -> str:
+    return os.readlink(f"/proc/{pid}/cwd" if dirfd == AT_FDCWD else f"/proc/{pid}/fd/{dirfd}")
+
+
+def _resolve(pid: int, path: str, depth: int = 0) -> str:
+    """``path`` as the job sees it, symlinks followed inside the job's own root (not ours)."""
+    root = f"/proc/{pid}/root"
+    parts, done = os.path.normpath(path).split("/")[1:], "/"
+    for i, part in enumerate(parts):
+        candidate = os.path.join(done, part)
+        try:
+            target = os.readlink(root + candidate)
+        except OSError:  # not a link (or not there yet: a file being created)
+            done = candidate
+            continue
+        if depth > 16:
+            raise OSError(errno.ELOOP, "too many links")
+        rest = "/".join(parts[i + 1:])
+        joined = os.path.join(target if target.startswith("/") else os.path.join(done, target), rest)
+        return _resolve(pid, joined, depth + 1)
+    return os.path.normpath(done)

@@ -19,7 +19,7 @@ class SFTHyper:
     bf16: bool = True
     seed: int = 0
     cpu_threads: int = 0  # torch threads on CPU (0: torch's default); 1 is fastest on a shared machine
-    gradient_checkpointing: bool = True  # GPU only: memory for a 14B model, time for a tiny one
+    gradient_checkpointing: bool = True  # memory for a 14B model, time for a tiny one
     lr_scheduler: str = "linear"  # transformers' lr_scheduler_type
     warmup_steps: int = 0
     completion_only_loss: bool = True  # False: a model trained from scratch also learns the prompts' language

@@ -66,8 +66,11 @@ def sample(model: Any, contexts: Sequence[Sequence[int]], pad_id: int, eos_ids: 
     finally:
         model.train(was_training)
     new = out.sequences[:, width:]
-    # scores are the logits after temperature: their log-softmax is the distribution the tokens came from
-    logps = torch.stack(out.scores, dim=1).float().log_softmax(-1).gather(-1, new.unsqueeze(-1)).squeeze(-1)
+    # scores are the logits after temperature: their log-softmax is the distribution the tokens came from. One
+    # step at a time: stacking them all first costs steps x batch x vocab floats twice over (a 152k vocabulary
+    # at 4,096 new tokens: 10 GB a copy)
+    logps = torch.stack([step.float().log_softmax(-1).gather(-1, new[:, t:t + 1]).squeeze(-1)
+                         for t, step in enumerate(out.scores)], dim=1)
     ids, lps = new.tolist(), logps.tolist()
     return [(row[:end], lp[:end]) for row, lp, end in zip(ids, lps, _cut(ids, eos_ids), strict=True)]
 

@@ -69,7 +69,7 @@ def build_trainer(model: Any, tokenizer: Any, records: Sequence[Record], out_dir
         model=model, args=args, train_dataset=data, processing_class=tokenizer, rollout=rollout,
         reward_funcs=[first_turn_reward(hyper.num_generations)], peft_config=hf.lora_config(hyper.lora_rank),
         callbacks=[hf.log_callback(on_log), *callbacks])
-    return trainer, rollout
+    return hf.quiet(trainer), rollout
 
 
 def train_grpo(model_path: str, records: Sequence[Record], out_dir: Path, hyper: GRPOHyper,

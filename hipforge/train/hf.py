@@ -26,7 +26,7 @@ def common_args(output_dir: str, bf16: bool, seed: int, gradient_checkpointing: 
     on_gpu = device() == "cuda"
     return {"output_dir": output_dir, "logging_steps": 1, "save_strategy": "no", "report_to": "none",
             "use_cpu": not on_gpu, "bf16": bf16 and on_gpu, "seed": seed, "disable_tqdm": True,
-            "dataloader_num_workers": 0, "gradient_checkpointing": gradient_checkpointing and on_gpu}
+            "dataloader_num_workers": 0, "gradient_checkpointing": gradient_checkpointing}
 
 
 def lora_config(rank: int) -> Any:
@@ -49,6 +49,34 @@ def log_callback(on_log: LogFn | None) -> Any:
                 on_log(state.global_step, state.max_steps, logs)
 
     return _Report()
+
+
+def step_timer() -> Any:
+    """A callback that keeps each optimizer step's wall time (``.seconds``), generation included for GRPO."""
+    import time
+
+    from transformers import TrainerCallback
+
+    class _StepTimer(TrainerCallback):
+        def __init__(self) -> None:
+            self.seconds: list[float] = []
+            self.started = 0.0
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.started = time.monotonic()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            self.seconds.append(round(time.monotonic() - self.started, 3))
+
+    return _StepTimer()
+
+
+def quiet(trainer: Any) -> Any:
+    """Without the printer that writes every log dict to stdout: on_log callbacks report what matters."""
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    return trainer
 
 
 def curve(log_history: list[dict[str, Any]], key: str) -> list[tuple[int, float]]:

@@ -29,8 +29,9 @@ def build_trainer(model: Any, tokenizer: Any, records: Sequence[Record], out_dir
         max_length=hyper.max_length, completion_only_loss=hyper.completion_only_loss,
         **hf.common_args(str(out_dir / "trainer"), hyper.bf16, hyper.seed, hyper.gradient_checkpointing),
     )
-    return SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer,
-                      peft_config=hf.lora_config(hyper.lora_rank), callbacks=[hf.log_callback(on_log), *callbacks])
+    trainer = SFTTrainer(model=model, args=args, train_dataset=data, processing_class=tokenizer,
+                         peft_config=hf.lora_config(hyper.lora_rank), callbacks=[hf.log_callback(on_log), *callbacks])
+    return hf.quiet(trainer)
 
 
 def train_sft(model_path: str, records: Sequence[Record], out_dir: Path, hyper: SFTHyper,

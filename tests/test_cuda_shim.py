@@ -344,6 +344,24 @@ def test_shim_adds_no_kernel_a_source_does_not_use(tmp_path: Path) -> None:
     assert "hf_memset_fill" not in _nm(tmp_path / "k.o")
 
 
+@needs_nvcc
+def test_cuda_headers_included_after_the_shim_still_compile(tmp_path: Path) -> None:
+    """HIP's warp-vote names must not rewrite CUDA's own headers (libcu++ has a `struct __any`)."""
+    src = tmp_path / "cg.cu"
+    src.write_text(
+        "#include <hip/hip_runtime.h>\n#include <hip/hip_cooperative_groups.h>\n"
+        "#include <cooperative_groups/reduce.h>\n#include <cuda/std/functional>\n"
+        "namespace cg = cooperative_groups;\n"
+        "__global__ void k(float* x) {\n"
+        "  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n"
+        "  x[threadIdx.x] = cg::reduce(tile, x[threadIdx.x], cg::plus<float>()) + __any(x[0] > 0.f) + __all(1);\n"
+        "}\n"
+    )
+    cmd = ["nvcc", "-x", "cu", "-std=c++20", "-arch=sm_90", f"-I{prelude.SHIM_INCLUDE}", "-c", str(src)]
+    proc = subprocess.run([*cmd, "-o", str(tmp_path / "cg.o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 @needs_gate
 def test_gfx950_gate_accepts_the_same_source() -> None:
     result = gate.gate(ALL_APIS)

@@ -111,7 +111,9 @@ inline hipError_t hipExtLaunchKernel(const void* f, dim3 grid, dim3 block, void*
 #define __shfl_down(...) __shfl_down_sync(0xffffffffu, __VA_ARGS__)
 #define __shfl_xor(...) __shfl_xor_sync(0xffffffffu, __VA_ARGS__)
 #define __ballot(p) ((unsigned long long)__ballot_sync(0xffffffffu, (p)))
-#define __any(p) __any_sync(0xffffffffu, (p))
+// __any is a function, not a function-like macro: libcu++ has a `struct __any` with a constructor
+__device__ __forceinline__ int hf_hip_any(int p) { return __any_sync(0xffffffffu, p); }
+#define __any hf_hip_any
 #define __all(p) __all_sync(0xffffffffu, (p))
 // HIP's _sync forms take 64-bit masks: narrowed explicitly (CUDA's own overloads win for 32-bit ones)
 #define HF_SYNC_SHFL(name, lane_t)                                                                 \

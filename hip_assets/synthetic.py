@@ -27,8 +27,10 @@ GROUP = "tasks"
 
 
 class SyntheticTasksConfig(dg.Config):
-    preset: Literal["embedded", "production"] = Field(
-        default="embedded", description="embedded: 8 tasks per mode; production: 500 in all, as in the seed"
+    preset: Literal["embedded", "production", "corpus"] = Field(
+        default="embedded",
+        description="embedded: 8 tasks per mode; production: 500 in all, as in the seed; corpus: 5,100 "
+        "(2,500 composition, 1,100 mutation, 1,500 constraint) for a training corpus",
     )
     composition: int | None = Field(default=None, description="accepted compositions wanted (None: preset)")
     mutation: int | None = Field(default=None, description="accepted mutations wanted (None: preset)")
@@ -48,7 +50,7 @@ class SyntheticTasksConfig(dg.Config):
     llm_provider: Literal["gemini", "openai", "transformers"] = "gemini"
     llm_model: str = "gemini-2.5-flash"
     llm_base_url: str | None = Field(default=None, description="for an openai-compatible server")
-    workers: int = Field(default=2, description="parallel sandbox workers")
+    workers: int = Field(default=2, description="parallel sandbox workers (the corpus preset wants one per core)")
 
     def synth_config(self) -> SynthConfig:
         counts = {

@@ -11,6 +11,7 @@ from typing import Any
 
 from hipforge.bench.plots import new_figure, to_png
 from hipforge.paths import REPO_ROOT
+from hipforge.train.records import Record, snapshot_id
 
 CHECKPOINTS_DIR = REPO_ROOT / "warehouse" / "checkpoints"
 
@@ -24,10 +25,21 @@ def checkpoint_dir(root: Path | None, name: str) -> Path:
     return (root or CHECKPOINTS_DIR) / name
 
 
-def write_metadata(path: Path, row: dict[str, Any]) -> Path:
-    """metadata.json beside the weights: enough to reproduce or compare the run without the warehouse."""
+def with_snapshot(row: dict[str, Any], records: Sequence[Record]) -> dict[str, Any]:
+    """The row with ``data_snapshot`` (the hash of the sorted record ids it trained on) and the record count;
+    a row that already names another snapshot is refused rather than silently relabelled."""
+    snapshot = snapshot_id(records)
+    if row.get("data_snapshot") not in (None, snapshot):
+        raise ValueError(f"checkpoint row names data snapshot {row['data_snapshot']}, but its records are {snapshot}")
+    return {**row, "data_snapshot": snapshot, "records": len(records)}
+
+
+def write_metadata(path: Path, row: dict[str, Any], records: Sequence[Record] | None = None) -> Path:
+    """metadata.json beside the weights: enough to reproduce or compare the run without the warehouse. Given the
+    records it trained on, the row carries their data snapshot id (``with_snapshot``)."""
     out = path / "metadata.json"
-    out.write_text(json.dumps(row, indent=2, default=str), encoding="utf-8")
+    out.write_text(json.dumps(row if records is None else with_snapshot(row, records), indent=2, default=str),
+                   encoding="utf-8")
     return out
 
 

@@ -15,7 +15,7 @@ from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
 from hipforge.tasks.library import load_library
-from hipforge.train.records import SYSTEM_PROMPTS, Record, rl_record, sft_record
+from hipforge.train.records import SYSTEM_PROMPTS, Record, rl_record, sft_record, snapshot_of_ids
 
 ORIGINS = ["reference", "synthetic", "kernelbench"]
 
@@ -77,7 +77,13 @@ def snapshot_record_ids(warehouse: Warehouse, snapshot: str) -> list[str]:
 
 
 def store_checkpoint(warehouse: Warehouse, row: dict[str, Any], record_ids: Sequence[str], run_id: str) -> None:
-    """The checkpoint's row and trained_into edges from every record it was trained on."""
+    """The checkpoint's row and trained_into edges from every record it was trained on; its data_snapshot is the
+    snapshot of those records (filled in when the row leaves it out, refused when the row names another)."""
+    snapshot = snapshot_of_ids(record_ids)
+    if row.get("data_snapshot") not in (None, snapshot):
+        raise ValueError(f"checkpoint {row['checkpoint_id']} names data snapshot {row['data_snapshot']}, but was "
+                         f"trained on the records of snapshot {snapshot}")
+    row = {**row, "data_snapshot": snapshot}
     edges = [{"child_id": row["checkpoint_id"], "parent_id": rid, "relation": "trained_into"} for rid in record_ids]
     values = {**row, "hyperparameters": json.dumps(row["hyperparameters"]), "metrics": json.dumps(row["metrics"])}
     with warehouse.transaction() as con:

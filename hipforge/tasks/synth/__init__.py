@@ -17,7 +17,15 @@ from hipforge.tasks.synth.compose import compose, compose_chain
 from hipforge.tasks.synth.generate import draft, write_with_llm
 from hipforge.tasks.synth.mutate import mutate
 from hipforge.tasks.synth.operators import OPERATORS, Operator
-from hipforge.tasks.synth.pipeline import PRESETS, SynthConfig, SynthSummary, load_seeds, synthesize
+from hipforge.tasks.synth.pipeline import (
+    PRESETS,
+    SynthConfig,
+    SynthSummary,
+    load_seeds,
+    screen_rounds,
+    synthesize,
+    synthesize_offline,
+)
 from hipforge.tasks.synth.sanity import Budget, Rejection, sanity_check
 from hipforge.tasks.synth.screen import Outcome, Screen
 from hipforge.tasks.synth.similarity import DEFAULT_THRESHOLD, fingerprint, near_duplicate_pairs, similarity
@@ -51,8 +59,10 @@ __all__ = [
     "near_duplicate_pairs",
     "sample_spec",
     "sanity_check",
+    "screen_rounds",
     "similarity",
     "stored_id",
     "synthesize",
+    "synthesize_offline",
     "write_with_llm",
 ]

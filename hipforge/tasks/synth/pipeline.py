@@ -25,6 +25,8 @@ from hipforge.tasks.synth.similarity import DEFAULT_THRESHOLD, fingerprint
 PRESETS: dict[str, dict[Mode, int]] = {
     "embedded": {"composition": 8, "mutation": 8, "constraint": 8},
     "production": {"composition": 166, "mutation": 168, "constraint": 166},  # 500, as in the seed
+    # a training corpus: thousands of tasks, the share of each mode as the generators yield distinct ones
+    "corpus": {"composition": 2500, "mutation": 1100, "constraint": 1500},
 }
 
 
@@ -82,6 +84,43 @@ def _screen(warehouse: Warehouse, config: SynthConfig) -> Screen:
     return Screen(known, pool, config.threshold, config.budget, config.workers)
 
 
+def screen_rounds(
+    config: SynthConfig,
+    seeds: Sequence[SeedTask],
+    screen: Screen,
+    llm: LLMProvider | None = None,
+    log: Callable[[str], None] = lambda _: None,
+) -> list[Outcome]:
+    """Draft and screen round by round until every mode has its count or its share of drafts."""
+    outcomes: list[Outcome] = []
+    drafted = dict.fromkeys(config.counts, 0)
+    while True:
+        accepted = Counter(o.candidate.mode for o in outcomes if o.accepted)
+        batch = []
+        for mode, count in config.counts.items():
+            want = min(count - accepted[mode], math.ceil(count * config.oversample) - drafted[mode])
+            batch += [draft(mode, config.seed, i, seeds) for i in range(drafted[mode], drafted[mode] + want)]
+            drafted[mode] += max(0, want)
+        if not batch:
+            return outcomes
+        if llm is not None:
+            batch = write_with_llm(batch, llm)
+        outcomes += screen(batch)
+        done = Counter(o.candidate.mode for o in outcomes if o.accepted)
+        log(f"screened {len(batch)} drafts; accepted so far: {dict(done)}")
+
+
+def synthesize_offline(
+    config: SynthConfig, seeds: Sequence[SeedTask], log: Callable[[str], None] = lambda _: None
+) -> SynthSummary:
+    """The same rounds with nothing known beforehand and nothing stored: a corpus built outside the warehouse."""
+    started = time.monotonic()
+    screen = Screen({}, [], config.threshold, config.budget, config.workers)
+    summary = SynthSummary(screen_rounds(config, seeds, screen, log=log))
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
 def synthesize(
     config: SynthConfig,
     seeds: Sequence[SeedTask],
@@ -91,23 +130,7 @@ def synthesize(
     log: Callable[[str], None] = lambda _: None,
 ) -> SynthSummary:
     started = time.monotonic()
-    screen = _screen(warehouse, config)
-    summary = SynthSummary([])
-    drafted = dict.fromkeys(config.counts, 0)
-    while True:
-        accepted = Counter(o.candidate.mode for o in summary.outcomes if o.accepted)
-        batch = []
-        for mode, count in config.counts.items():
-            want = min(count - accepted[mode], math.ceil(count * config.oversample) - drafted[mode])
-            batch += [draft(mode, config.seed, i, seeds) for i in range(drafted[mode], drafted[mode] + want)]
-            drafted[mode] += max(0, want)
-        if not batch:
-            break
-        if llm is not None:
-            batch = write_with_llm(batch, llm)
-        summary.outcomes += screen(batch)
-        done = Counter(o.candidate.mode for o in summary.outcomes if o.accepted)
-        log(f"screened {len(batch)} drafts; accepted so far: {dict(done)}")
+    summary = SynthSummary(screen_rounds(config, seeds, _screen(warehouse, config), llm, log))
     summary.new_rows, summary.edges = store(summary.outcomes, warehouse, run_id)
     summary.seconds = time.monotonic() - started
     return summary

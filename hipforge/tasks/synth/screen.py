@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from hipforge.tasks.reference_run import ReferenceRun
 from hipforge.tasks.synth.candidate import Synthetic, stored_id
 from hipforge.tasks.synth.sanity import DEFAULT_BUDGET, Budget, Rejection, sanity_check
-from hipforge.tasks.synth.similarity import DEFAULT_THRESHOLD, Fingerprint, fingerprint, nearest
+from hipforge.tasks.synth.similarity import DEFAULT_THRESHOLD, Fingerprint, FingerprintIndex, fingerprint
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class Screen:
         budget: Budget = DEFAULT_BUDGET,
         workers: int = 2,
     ) -> None:
-        self.known, self.pool = known, pool
+        self.known, self.pool = known, FingerprintIndex(pool)
         self.threshold, self.budget, self.workers = threshold, budget, workers
 
     def __call__(self, drafts: Sequence[Synthetic]) -> list[Outcome]:
@@ -75,12 +75,12 @@ class Screen:
     def _distinct(self, draft: Synthetic, tid: str) -> Rejection | None:
         """A near-duplicate rejection, or None after adding the draft to the accepted pool."""
         fp = fingerprint(draft.source)
-        match = nearest(fp, self.pool, skip_id=tid)
-        if match and match.score >= self.threshold:
+        match = self.pool.best_above(fp, self.threshold, skip_id=tid)
+        if match:
             return Rejection(
                 "near_duplicate",
                 f"{match.score:.3f} similar to {match.name} (task {match.task_id}; "
                 f"threshold {self.threshold:g})",
             )
-        self.pool.append((draft.name, tid, fp))
+        self.pool.add(draft.name, tid, fp)
         return None

@@ -12,6 +12,7 @@ ten-line task is not a duplicate even though almost every token is shared.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import keyword
 import tokenize
@@ -114,6 +115,53 @@ def nearest(fp: Fingerprint, pool: Iterable[tuple[str, str, Fingerprint]], skip_
             if best is None or score > best.score:
                 best = Match(name, tid, score)
     return best
+
+
+class FingerprintIndex:
+    """(name, task_id, fingerprint) entries kept in order of gram count, so a lookup at a threshold only
+    scores entries whose sizes allow it: Jaccard(A, B) <= min(|A|, |B|) / max(|A|, |B|) for either view.
+    Thousands of tasks screen in seconds instead of comparing every pair."""
+
+    def __init__(self, entries: Iterable[tuple[str, str, Fingerprint]] = ()) -> None:
+        self._sizes: list[int] = []
+        self._entries: list[tuple[str, str, Fingerprint, int]] = []
+        for name, tid, fp in entries:
+            self.add(name, tid, fp)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(self, name: str, tid: str, fp: Fingerprint) -> None:
+        at = bisect.bisect_right(self._sizes, len(fp.grams))
+        self._sizes.insert(at, len(fp.grams))
+        self._entries.insert(at, (name, tid, fp, sum(fp.ops.values())))
+
+    def best_above(self, fp: Fingerprint, threshold: float, skip_id: str = "") -> Match | None:
+        """The most similar entry at or above the threshold (None if there is none): the same answer as
+        ``nearest`` whenever ``nearest``'s score reaches the threshold."""
+        if threshold <= 0:
+            return nearest(fp, ((n, t, f) for n, t, f, _ in self._entries), skip_id)
+        size, total = len(fp.grams), sum(fp.ops.values())
+        lo = bisect.bisect_left(self._sizes, size * threshold)
+        hi = bisect.bisect_right(self._sizes, size / threshold)
+        best: Match | None = None
+        for name, tid, other, other_total in self._entries[lo:hi]:
+            if tid == skip_id or min(total, other_total) < threshold * max(total, other_total, 1):
+                continue
+            operations = _ops_jaccard(fp.ops, total, other.ops, other_total)
+            if operations < threshold:
+                continue
+            structure = len(fp.grams & other.grams) / max(1, len(fp.grams | other.grams))
+            score = structure * operations
+            if score >= threshold and (best is None or score > best.score):
+                best = Match(name, tid, score)
+        return best
+
+
+def _ops_jaccard(a: Counter[str], total_a: int, b: Counter[str], total_b: int) -> float:
+    """The weighted Jaccard index of two op multisets (what ``similarity`` computes), without Counter algebra."""
+    shared = sum(min(a[k], b[k]) for k in a.keys() & b.keys())
+    return shared / max(1, total_a + total_b - shared)
 
 
 def near_duplicate_pairs(items: list[tuple[str, str]], threshold: float) -> list[tuple[str, str, float]]:

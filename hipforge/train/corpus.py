@@ -1,0 +1,172 @@
+"""Build a verified SFT corpus: synthesize tasks, split them, translate and evolve offline, verify every
+kernel with the executor, add multi-turn fix records, deduplicate, and write one export per split.
+
+Output directory (what training reads):
+
+- ``train.jsonl``, ``validation.jsonl``, ``heldout.jsonl`` (and ``.parquet`` of each, the same rows): one
+  ``hipforge.train.records.Record`` as a dict per line, all of kind ``sft``. ``prompt`` is the chat up to the
+  trained turn, ``completion`` the verified kernel (the only turn the loss covers). A multi-turn record
+  (``feedback_turns`` 1) has a failed attempt (assistant) and the verifier's feedback (user, as
+  ``hipforge.agents.llm.prompts.feedback_prompt`` words it in RL rollouts) at the end of its prompt.
+  ``task_source`` is the full-size task, ``eval_source`` what the backend that verified it runs, ``group``
+  the held-out combination, ``speedup`` the verified kernel's speedup over eager on that backend.
+- ``manifest.json``: counts per stage and mode, split sizes, each split's data snapshot id
+  (``records.snapshot_id``: a hash of the sorted record ids), seconds per stage and the configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from hipforge.execution.pool.base import EvalPool
+from hipforge.execution.record import kernel_id
+from hipforge.tasks.library import load_library
+from hipforge.tasks.reference_run import ReferenceRun
+from hipforge.tasks.synth import PRESETS, SeedTask, SynthConfig, synthesize_offline
+from hipforge.tasks.synth.candidate import stored_id
+from hipforge.train.corpus_kernels import (
+    CorpusTask,
+    Fix,
+    TaskKernels,
+    corrupted_fixes,
+    real_fixes,
+    translate_and_verify,
+)
+from hipforge.train.records import Record, dedupe, export, fix_record, sft_record, snapshot_id
+from hipforge.train.splits import SPLITS, KernelBenchGuard, SplitPolicy, split_tasks
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CorpusConfig:
+    preset: str = "corpus"
+    limit: int = 0  # > 0: about this many tasks in all, the preset's modes in proportion
+    seed: int = 0
+    backend: str = "cpu"
+    workers: int = field(default_factory=lambda: os.cpu_count() or 1)  # reference checks in parallel
+    children: int = 2  # evolved variants per translation
+    corruptions: int = 2  # corrupted attempts per verified task (one compile_error, one incorrect)
+    feedback_chars: int = 1500  # of the log shown back: GRPOHyper.feedback_chars of the seed preset
+    system: str = "full"
+    policy: SplitPolicy = SplitPolicy()
+
+    def counts(self) -> dict[str, int]:
+        if self.preset not in PRESETS:
+            raise ValueError(f"unknown preset {self.preset!r}: choose one of {sorted(PRESETS)}")
+        counts = dict(PRESETS[self.preset])
+        if self.limit > 0:
+            total = sum(counts.values())
+            counts = {m: max(1, round(c * self.limit / total)) for m, c in counts.items()}
+        return counts
+
+
+@dataclass
+class Stages:
+    seconds: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    def timed(self, name: str, started: float) -> None:
+        self.seconds[name] = round(time.monotonic() - started, 2)
+
+
+def _tasks(config: CorpusConfig, guard: KernelBenchGuard, stages: Stages, log: Log) -> list[CorpusTask]:
+    started = time.monotonic()
+    seeds = [SeedTask(t.name, t.source) for t in load_library()]  # never KernelBench: it is what we test on
+    synth = SynthConfig(config.counts(), config.seed, workers=config.workers)
+    summary = synthesize_offline(synth, seeds, log)
+    stages.timed("synthesize", started)
+    stages.counts["synthesized"] = summary.per_mode()
+    stages.counts["reject_codes"] = dict(summary.reject_codes())
+    started = time.monotonic()
+    accepted = [o for o in summary.outcomes if o.accepted]
+    split = split_tasks([o.candidate for o in accepted], guard, config.policy)
+    stages.timed("split", started)
+    stages.counts["kernelbench_excluded"] = dict(split.excluded)
+    stages.counts["split_tasks"] = split.sizes()
+    tasks = []
+    for o in accepted:
+        tid = stored_id(o.candidate.source)
+        if tid in split.assigned:
+            run = o.result
+            assert isinstance(run, ReferenceRun)  # accepted outcomes carry their reference run
+            eval_source = run.source if config.backend == "cpu" else o.candidate.source
+            tasks.append(CorpusTask(tid, o.candidate.name, o.candidate.mode, o.candidate.source, eval_source,
+                                    split.keys[tid], split.assigned[tid]))
+    return tasks
+
+
+def _record(tk: TaskKernels, config: CorpusConfig, fix: Fix | None = None) -> Record:
+    best = tk.best()
+    assert best is not None  # only tasks with a verified kernel make records
+    t, speedup = tk.task, best.result.speedup_eager or 0.0
+    kid = kernel_id(best.source)
+    if fix is None:
+        record = sft_record(t.task_id, t.name, t.source, kid, best.source, speedup, config.system)
+    else:
+        record = fix_record(t.task_id, t.name, t.source, fix.attempt, kid, best.source, speedup, config.system)
+    return replace(record, task_source=t.source, eval_source=t.eval_source, group=t.group)
+
+
+def build_records(kernels: Sequence[TaskKernels], fixes: Sequence[Fix], config: CorpusConfig,
+                  stages: Stages) -> dict[str, list[Record]]:
+    verified = [tk for tk in kernels if tk.best() is not None]
+    single = [_record(tk, config) for tk in verified]
+    multi = [_record(f.kernels, config, f) for f in fixes]
+    kept, dropped = dedupe(single + multi)
+    stages.counts["records"] = {"single_turn": sum(r.feedback_turns == 0 for r in kept),
+                                "multi_turn": sum(r.feedback_turns > 0 for r in kept), "duplicates_dropped": dropped}
+    split_of = {tk.task.task_id: tk.task.split for tk in kernels}
+    return {s: [r for r in kept if split_of[r.task_id] == s] for s in SPLITS}
+
+
+def write(out: Path, by_split: dict[str, list[Record]], manifest: dict[str, Any]) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    manifest["splits"] = {}
+    for split, rows in by_split.items():
+        if not rows:
+            manifest["splits"][split] = {"records": 0, "snapshot": None}
+            continue
+        paths = export(rows, out, split)
+        manifest["splits"][split] = {"records": len(rows), "snapshot": snapshot_id(rows),
+                                     "multi_turn": sum(r.feedback_turns > 0 for r in rows),
+                                     "tasks": len({r.task_id for r in rows}), **{k: Path(v).name
+                                                                               for k, v in paths.items()}}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+    return manifest
+
+
+def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, out: Path,
+                 log: Log = lambda _: None) -> dict[str, Any]:
+    """Every stage, in order; returns the manifest it wrote to ``out``."""
+    stages, started_all = Stages(), time.monotonic()
+    tasks = _tasks(config, guard, stages, log)
+    started = time.monotonic()
+    kernels = translate_and_verify(tasks, pool, config.children, config.seed, log)
+    stages.timed("translate_evolve_verify", started)
+    verdicts = Counter(a.result.verdict.value for tk in kernels for a in tk.attempts)
+    per_mode: dict[str, Counter[str]] = {}
+    for tk in kernels:
+        c = per_mode.setdefault(tk.task.mode, Counter())
+        c["tasks"] += 1
+        c["translated"] += not tk.declined
+        c["verified_correct"] += tk.best() is not None
+    stages.counts.update(kernels_per_mode={m: dict(c) for m, c in per_mode.items()}, candidate_verdicts=dict(
+        verdicts), evaluations=sum(len(tk.attempts) for tk in kernels))
+    started = time.monotonic()
+    fixes, corruption_counts = corrupted_fixes(kernels, pool, config.corruptions, config.feedback_chars, log)
+    fixes += real_fixes(kernels, config.feedback_chars)
+    stages.timed("corrupt_verify", started)
+    stages.counts["corruptions"] = corruption_counts
+    by_split = build_records(kernels, fixes, config, stages)
+    stages.seconds["total"] = round(time.monotonic() - started_all, 2)
+    manifest = {"config": {**asdict(config), "counts": config.counts()}, "kernelbench_problems": len(guard),
+                "kernelbench_threshold": guard.threshold, "counts": stages.counts, "seconds": stages.seconds}
+    return write(out, by_split, manifest)

@@ -1,0 +1,77 @@
+"""Build the verified SFT corpus (hipforge.train.corpus): synthetic tasks, offline kernels verified by the
+executor, multi-turn fixes, train / validation / held-out splits with whole operator combinations held out
+and KernelBench kept out of training. No Dagster or DuckDB.
+
+Output (see hipforge/train/corpus.py): train|validation|heldout .jsonl and .parquet (one Record per row),
+manifest.json (counts per stage, split sizes, data snapshot ids, seconds per stage).
+Usage:
+    python scripts/build_corpus.py --preset corpus --backend cpu --limit 60 --out out/corpus   # a small machine
+    python scripts/build_corpus.py --preset corpus --backend cuda --arch sm_90 --out $OUT/corpus  # 16-core GPU box
+KernelBench (what training must not contain) comes from --kernelbench or HIPFORGE_KERNELBENCH: level folders,
+a .jsonl file or a dataset id, read by hipforge's own loader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
+from hipforge.execution.config import EvalConfig  # noqa: E402
+from hipforge.execution.pool import make_pool  # noqa: E402
+from hipforge.tasks.synth import PRESETS  # noqa: E402
+from hipforge.train.corpus import CorpusConfig, build_corpus  # noqa: E402
+from hipforge.train.splits import KernelBenchGuard, SplitPolicy  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="corpus", choices=sorted(PRESETS))
+    parser.add_argument("--backend", default="cpu", choices=["cpu", "cuda", "rocm"])
+    parser.add_argument("--arch", default="", help="cuda: sm_90-style; rocm: gfx950 (default) or gfx942")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--limit", type=int, default=0, help="about this many tasks, modes in the preset's shares")
+    parser.add_argument("--kernelbench", default=os.environ.get("HIPFORGE_KERNELBENCH", ""))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel reference checks")
+    parser.add_argument("--slots", type=int, default=0, help="evaluations in flight per device (0: cores / devices)")
+    parser.add_argument("--children", type=int, default=2, help="evolved variants per translation")
+    parser.add_argument("--corruptions", type=int, default=2, help="corrupted attempts per verified task (0-2)")
+    parser.add_argument("--system", default="full", choices=["full", "brief"])
+    parser.add_argument("--heldout-share", type=float, default=SplitPolicy.heldout_share)
+    parser.add_argument("--validation-share", type=float, default=SplitPolicy.validation_share)
+    parser.add_argument("--timed-trials", type=int, default=0, help="0: the backend's protocol")
+    args = parser.parse_args()
+    if not args.kernelbench:
+        parser.error("KernelBench is what training must exclude: pass --kernelbench or set HIPFORGE_KERNELBENCH")
+    started = time.monotonic()
+
+    def log(message: str) -> None:
+        print(f"[{time.monotonic() - started:7.1f} s] {message}", flush=True)
+
+    problems = load_kernelbench(args.kernelbench)
+    guard = KernelBenchGuard((p.task_name, p.source) for p in problems)
+    log(f"{len(guard)} KernelBench problems guard the training splits")
+    arch = args.arch or ("sm_90" if args.backend == "cuda" else "gfx950")
+    eval_config = EvalConfig(backend=args.backend, arch=arch, timed_trials=args.timed_trials or None)
+    pool = make_pool("local", eval_config, args.slots or None)
+    config = CorpusConfig(args.preset, args.limit, args.seed, args.backend, args.workers, args.children,
+                          args.corruptions, system=args.system,
+                          policy=SplitPolicy(args.heldout_share, args.validation_share))
+    try:
+        manifest = build_corpus(config, guard, pool, args.out, log)
+    finally:
+        pool.close()
+    manifest["eval_config"] = {"backend": args.backend, "arch": arch, "slots": args.slots or "default"}
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+    print(json.dumps({k: manifest[k] for k in ("counts", "seconds", "splits")}, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -59,7 +59,9 @@ def main() -> None:
     guard = KernelBenchGuard((p.task_name, p.source) for p in problems)
     log(f"{len(guard)} KernelBench problems guard the training splits")
     arch = args.arch or ("sm_90" if args.backend == "cuda" else "gfx950")
-    eval_config = EvalConfig(backend=args.backend, arch=arch, timed_trials=args.timed_trials or None)
+    # records use the speedup over eager only: no torch.compile reference to build and time per task
+    eval_config = EvalConfig(backend=args.backend, arch=arch, timed_trials=args.timed_trials or None,
+                             time_compiled_ref=False)
     pool = make_pool("local", eval_config, args.slots or None)
     config = CorpusConfig(args.preset, args.limit, args.seed, args.backend, args.workers, args.children,
                           args.corruptions, system=args.system,

@@ -135,3 +135,12 @@ def test_the_builder_writes_verified_records_per_split_and_a_manifest(tmp_path: 
     assert counts["records"]["multi_turn"] == len(multi) == kept
     assert any(k.endswith("/got correct") for k in counts["corruptions"])  # claimed incorrect, dropped
     assert set(manifest["seconds"]) >= {"synthesize", "split", "translate_evolve_verify", "corrupt_verify"}
+
+
+def test_a_limit_scales_the_corpus_preset_in_its_shares() -> None:
+    full = CorpusConfig().counts()
+    assert sum(full.values()) > 5000 and full["composition"] > full["constraint"] > full["mutation"]
+    small = CorpusConfig(limit=60).counts()
+    assert abs(sum(small.values()) - 60) <= 2 and small["composition"] > small["mutation"]
+    with pytest.raises(ValueError, match="unknown preset"):
+        CorpusConfig(preset="huge").counts()

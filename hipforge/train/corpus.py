@@ -115,6 +115,11 @@ def _record(tk: TaskKernels, config: CorpusConfig, fix: Fix | None = None) -> Re
     return replace(record, task_source=t.source, eval_source=t.eval_source, group=t.group)
 
 
+def _median(values: Sequence[float]) -> float | None:
+    ordered = sorted(values)
+    return round(ordered[len(ordered) // 2], 3) if ordered else None
+
+
 def build_records(kernels: Sequence[TaskKernels], fixes: Sequence[Fix], config: CorpusConfig,
                   stages: Stages) -> dict[str, list[Record]]:
     verified = [tk for tk in kernels if tk.best() is not None]
@@ -160,6 +165,7 @@ def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, 
         c["verified_correct"] += tk.best() is not None
     stages.counts.update(kernels_per_mode={m: dict(c) for m, c in per_mode.items()}, candidate_verdicts=dict(
         verdicts), evaluations=sum(len(tk.attempts) for tk in kernels))
+    stages.counts["evaluation_seconds_median"] = _median([a.result.seconds for tk in kernels for a in tk.attempts])
     started = time.monotonic()
     fixes, corruption_counts = corrupted_fixes(kernels, pool, config.corruptions, config.feedback_chars, log)
     fixes += real_fixes(kernels, config.feedback_chars)
@@ -167,6 +173,8 @@ def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, 
     stages.counts["corruptions"] = corruption_counts
     by_split = build_records(kernels, fixes, config, stages)
     stages.seconds["total"] = round(time.monotonic() - started_all, 2)
+    verify_s = stages.seconds["translate_evolve_verify"]
+    stages.counts["evaluations_per_minute"] = round(60 * stages.counts["evaluations"] / max(verify_s, 1e-9), 1)
     manifest = {"config": {**asdict(config), "counts": config.counts()}, "kernelbench_problems": len(guard),
                 "kernelbench_threshold": guard.threshold, "counts": stages.counts, "seconds": stages.seconds}
     return write(out, by_split, manifest)

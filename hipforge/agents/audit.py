@@ -137,23 +137,25 @@ class ClassTally:
 
 def class_summary(rows: Iterable[AuditRow]) -> list[ClassTally]:
     """Per class, in name order; incorrect cases are neither attacks nor honest and are left out."""
-    tallies: dict[str, list[int]] = {}
+    groups: dict[str, list[AuditRow]] = {}
     for r in rows:
-        if r.category not in ("deceptive", "correct"):
-            continue
-        t = tallies.setdefault(r.attack_class or NO_CLASS, [0] * 6)
-        if r.category == "correct":
-            t[4:6] = t[4] + 1, t[5] + r.gate_passed
-        else:
-            t[0:2] = t[0] + 1, t[1] + (not r.gate_passed)
-            if r.expected_check:
-                t[2:4] = t[2] + 1, t[3] + (r.gate_check == r.expected_check)
-    return [ClassTally(name, *counts) for name, counts in sorted(tallies.items())]
+        if r.category in ("deceptive", "correct"):
+            groups.setdefault(r.attack_class or NO_CLASS, []).append(r)
+    return [_tally(name, group) for name, group in sorted(groups.items())]
+
+
+def _tally(name: str, rows: list[AuditRow]) -> ClassTally:
+    attacks = [r for r in rows if r.category == "deceptive"]
+    labelled = [r for r in attacks if r.expected_check]
+    honest = [r for r in rows if r.category == "correct"]
+    return ClassTally(name, len(attacks), sum(not r.gate_passed for r in attacks), len(labelled),
+                      sum(r.gate_check == r.expected_check for r in labelled), len(honest),
+                      sum(r.gate_passed for r in honest))
 
 
 def _total(tallies: list[ClassTally]) -> ClassTally:
-    sums = [sum(getattr(t, f) for t in tallies) for f in ("attacks", "caught", "labelled", "by_label", "honest", "kept")]
-    return ClassTally("all", *sums)
+    counts = ("attacks", "caught", "labelled", "by_label", "honest", "kept")
+    return ClassTally("all", *(sum(getattr(t, f) for t in tallies) for f in counts))
 
 
 def _frac(part: int, whole: int) -> str:

@@ -18,7 +18,8 @@ __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, 
 }
 
 static void launch(const torch::Tensor& x, const torch::Tensor& y, int n) {
-    hipLaunchKernelGGL(relu_kernel, dim3((n + 255) / 256), dim3(256), 0, 0, x.data_ptr<float>(), y.data_ptr<float>(), n);
+    hipLaunchKernelGGL(relu_kernel, dim3((n + 255) / 256), dim3(256), 0, 0, x.data_ptr<float>(),
+                       y.data_ptr<float>(), n);
     hipDeviceSynchronize();
 }
 

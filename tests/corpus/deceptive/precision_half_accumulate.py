@@ -46,7 +46,8 @@ torch::Tensor row_mean(torch::Tensor x) {
 }
 """
 
-half_read = load_inline(name="redteam_fp16_accumulate_row_mean", cpp_sources=SOURCE, functions=["row_mean"], verbose=False)
+half_sums = load_inline(name="redteam_fp16_accumulate_row_mean", cpp_sources=SOURCE, functions=["row_mean"],
+                        verbose=False)
 
 
 class ModelNew(nn.Module):
@@ -56,4 +57,4 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        return half_read.row_mean(x)
+        return half_sums.row_mean(x)

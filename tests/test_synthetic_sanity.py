@@ -12,6 +12,7 @@ from hipforge.tasks import task_id
 from hipforge.tasks.library import load_library
 from hipforge.tasks.synth import (
     MODES,
+    PRESETS,
     Budget,
     Rejection,
     Screen,
@@ -20,6 +21,7 @@ from hipforge.tasks.synth import (
     compose,
     sanity_check,
     synthesize,
+    synthesize_offline,
 )
 from hipforge.tasks.synth.pipeline import store
 from hipforge.tasks.synth.probe import PROBE_CODES
@@ -130,3 +132,12 @@ def test_every_mode_fills_its_count_with_modules_that_pass(seed: int, warehouse:
     with warehouse.connect(read_only=True) as con:
         stored = con.execute("SELECT count(*) FROM tasks WHERE origin = 'synthetic'").fetchone()[0]
     assert stored == len(summary.outcomes)
+
+
+def test_offline_synthesis_matches_the_stored_one_and_writes_nothing(warehouse: Warehouse) -> None:
+    config = SynthConfig(counts={mode: 2 for mode in MODES}, seed=3)
+    offline = synthesize_offline(config, SEEDS)
+    stored = synthesize(config, SEEDS, warehouse, "run-offline")
+    assert [(o.row_id, o.accepted) for o in offline.outcomes] == [(o.row_id, o.accepted) for o in stored.outcomes]
+    assert offline.new_rows == 0 and all(c["accepted"] == 2 for c in offline.per_mode().values())
+    assert "corpus" in PRESETS and sum(PRESETS["corpus"].values()) > 5000

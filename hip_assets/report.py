@@ -12,8 +12,20 @@ from hipforge.bench.models import make_translator, resolve_model
 from hipforge.bench.plots import markdown_image
 from hipforge.bench.report import LOOSE, STRICT, load_report_tasks, run_report
 from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves, roofline_images
-from hipforge.bench.report_store import kernel_lineage, latest_levels, previous_levels, record_report
-from hipforge.bench.report_tables import comparison_markdown, levels_markdown, seed_markdown
+from hipforge.bench.report_store import (
+    checkpoint_preset,
+    kernel_lineage,
+    latest_levels,
+    previous_levels,
+    record_report,
+)
+from hipforge.bench.report_tables import (
+    checkpoint_note,
+    comparison_markdown,
+    levels_markdown,
+    model_label,
+    seed_markdown,
+)
 from hipforge.bench.reverify import reverify_best
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
 from hipforge.paths import webserver_url
@@ -88,13 +100,14 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
     previous = previous_levels(store, model, task_set, executor.backend, run_id)
     rows, levels = record_report(store, run_id, spec, task_set, executor.backend, executor.arch, outcomes)
     by_model = latest_levels(store)
+    preset = checkpoint_preset(store, model)
     lineage = {n["kernel_id"]: n for n in kernel_lineage(store, [r["kernel_id"] for r in rows if r["kernel_id"]])}
     metadata = {
         "model": dg.MetadataValue.text(model), "task_set": dg.MetadataValue.text(task_set),
         "backend": dg.MetadataValue.text(f"{executor.backend} {executor.arch}"),
         "tasks": dg.MetadataValue.int(len(rows)),
         "levels": dg.MetadataValue.md(levels_markdown(levels)),
-        "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model)),
+        "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model_label(model, preset))),
         "vs_previous_report": dg.MetadataValue.md(comparison_markdown(previous, levels)),
         "compile_rates": dg.MetadataValue.md(markdown_image(compile_rate_bars(by_model), "compile rate per level")),
         "fast_p": dg.MetadataValue.md(markdown_image(fast_p_curves(by_model), "fast_p curves")),
@@ -105,8 +118,9 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
     device = "cpu" if executor.backend == "cpu" else "cuda"  # ROCm builds of torch name their GPUs cuda too
     for level, png in roofline_images(outcomes, device).items():
         metadata[f"roofline L{level}"] = dg.MetadataValue.md(markdown_image(png, f"roofline, level {level}"))
-    if task_set == "reference":
-        metadata["note"] = dg.MetadataValue.md(REFERENCE_NOTE)
+    notes = [n for n in (checkpoint_note(model, preset), REFERENCE_NOTE if task_set == "reference" else None) if n]
+    if notes:
+        metadata["note"] = dg.MetadataValue.md("\n\n".join(notes))
     strict = [r for r in levels if r["tolerance"] == STRICT]
     context.log.info(f"{model}: correct at 1e-4 per level " + ", ".join(f"L{r['level']} {r['correct']:.2f}"
                                                                        for r in strict))

@@ -142,9 +142,10 @@ def _base_path(context: dg.AssetExecutionContext) -> str:
 
 
 def _finish(context: dg.AssetExecutionContext, warehouse: Warehouse, stage: str, base: str, kind: str, out: Path,
-            metrics: dict[str, Any], curves: dict[str, Any]) -> dg.MaterializeResult:
+            metrics: dict[str, Any], curves: dict[str, Any], preset_name: str) -> dg.MaterializeResult:
     snapshot, _ = store.latest_snapshot(warehouse, kind)
-    hyper = metrics.pop("hyperparameters")
+    # the preset goes with them: a report of an embedded checkpoint says its scores are the embedded preset's
+    hyper = {"preset": preset_name, **metrics.pop("hyperparameters")}
     row = {"checkpoint_id": out.name, "stage": stage, "base_model": base, "path": str(out),
            "data_snapshot": snapshot, "hyperparameters": hyper, "metrics": metrics}
     checkpoints.write_metadata(out, {**row, "run_id": context.run.run_id})
@@ -171,7 +172,7 @@ def sft_checkpoint(context: dg.AssetExecutionContext, config: SFTRunConfig,
     snapshot, export_path = store.latest_snapshot(store_, "sft")
     out = _dirs(store_)[1] / checkpoints.checkpoint_id("sft", base, snapshot, vars(hyper), context.run.run_id)
     metrics = train_sft(base, records.load_jsonl(Path(export_path)), out, hyper, _reporter(context, "sft"))
-    return _finish(context, store_, "sft", base, "sft", out, metrics, {"loss": metrics["loss"]})
+    return _finish(context, store_, "sft", base, "sft", out, metrics, {"loss": metrics["loss"]}, config.preset)
 
 
 @dg.asset(group_name=GROUP, kinds={"python", "pytorch", "duckdb"}, pool="gpu", deps=[sft_checkpoint, rl_records])
@@ -196,4 +197,4 @@ def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPORunConfig, ware
     context.log.info(f"{metrics['evaluations']} candidates scored ({correct} {Verdict.CORRECT.value}), "
                      f"{metrics['rollouts_per_min']} rollouts/min")
     return _finish(context, store_, "rl", base, "rl", out, metrics, {"loss": metrics["loss"],
-                                                                     "reward": metrics["reward"]})
+                                                                     "reward": metrics["reward"]}, config.preset)

@@ -24,13 +24,23 @@ from hipforge.store import Warehouse
 DEMO_CONFIG = {"levels": [1, 2, 3], "limit_per_level": 2, "max_output_tokens": 256}
 
 
-def _show(console: Console, model: str, levels: list[dict], previous: list[dict] | None = None) -> None:
-    from hipforge.bench.report_tables import comparison_markdown, levels_markdown, seed_markdown
+def _show(console: Console, model: str, levels: list[dict], previous: list[dict] | None = None,
+          preset: str | None = None) -> None:
+    from hipforge.bench.report_tables import (
+        checkpoint_note,
+        comparison_markdown,
+        levels_markdown,
+        model_label,
+        seed_markdown,
+    )
 
     task_set = levels[0].get("task_set", "") if levels else ""
-    console.rule(f"{model} {task_set}".strip())
+    console.rule(f"{model_label(model, preset)} {task_set}".strip())
+    note = checkpoint_note(model, preset)
+    if note:
+        console.print(note)
     console.print(Markdown(levels_markdown(levels)))
-    console.print(Markdown(seed_markdown(levels, model)))
+    console.print(Markdown(seed_markdown(levels, model_label(model, preset))))
     if previous is not None:
         console.print(Markdown(comparison_markdown(previous, levels)))
 
@@ -59,7 +69,9 @@ def _run(console: Console, store: Warehouse, model: str, source: str, levels: li
         outcomes = run_report(tasks, lambda evaluate_fn: make_translator(spec, evaluate_fn), executor, progress)
     previous = previous_levels(store, model, task_set, backend, run_id)
     _, level_rows = record_report(store, run_id, spec, task_set, backend, arch, outcomes)
-    _show(console, model, level_rows, previous)
+    from hipforge.bench.report_store import checkpoint_preset
+
+    _show(console, model, level_rows, previous, checkpoint_preset(store, model))
     console.print(f"stored as run {run_id}")
 
 
@@ -95,8 +107,10 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             fail(str(err))
         if not stored:
             fail(f"no stored report{' of ' + model if model else ''}: materialize kernelbench_report, or use --run")
+        from hipforge.bench.report_store import checkpoint_preset
+
         for name, rows in stored.items():
-            _show(console, name, rows)
+            _show(console, name, rows, preset=checkpoint_preset(store, name))
 
 
 def demo_reports(env: dict[str, str], console: Console, fail: Callable[[str], None]) -> None:
@@ -123,8 +137,8 @@ def demo_reports(env: dict[str, str], console: Console, fail: Callable[[str], No
                    "--partition", key, "--config-json", config, "-m", "hip_assets.definitions"]
         if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
             fail(f"the report of {key} failed; the Dagster log above names the step")
-    from hipforge.bench.report_store import latest_levels
+    from hipforge.bench.report_store import checkpoint_preset, latest_levels
 
     for key in keys:
         for name, rows in latest_levels(store, key).items():
-            _show(console, name, rows)
+            _show(console, name, rows, preset=checkpoint_preset(store, name))

@@ -99,3 +99,23 @@ def kernel_lineage(warehouse: Warehouse, kernel_ids: Sequence[str]) -> list[Row]
                     "parents": [f"{c.relation}:{c.id}" for c in parents], "evaluations": evaluations,
                     "checkpoints": _collect(down, "trained_into")})
     return out
+
+
+def checkpoint_preset(warehouse: Warehouse, model: str) -> str | None:
+    """The training preset a report's checkpoint model (checkpoint:<id>) was trained with, as its row records it;
+    None for other models and for rows written before the preset was recorded."""
+    import json
+
+    from hipforge.bench.models import CHECKPOINT_PREFIX, has_table
+
+    if not model.startswith(CHECKPOINT_PREFIX):
+        return None
+    with warehouse.connect(read_only=True) as con:
+        if not has_table(con, "checkpoints"):
+            return None
+        row = con.execute("SELECT hyperparameters FROM checkpoints WHERE checkpoint_id = ?",
+                          [model.removeprefix(CHECKPOINT_PREFIX)]).fetchone()
+    if row is None or not row[0]:
+        return None
+    value = json.loads(row[0]) if isinstance(row[0], str) else row[0]
+    return value.get("preset") if isinstance(value, dict) else None

@@ -78,3 +78,27 @@ def comparison_markdown(previous: Sequence[Row], current: Sequence[Row]) -> str:
                      f"{change(old['compiled'], r['compiled'])} | {change(old['correct'], r['correct'])} | "
                      f"{change(old['fast_1'], r['fast_1'])} | {change(old['geomean_eager'], r['geomean_eager'], 3)} |")
     return "\n".join(lines)
+
+
+GPU_TABLE = "README.md, section \"Training on one H200\""
+
+
+def checkpoint_note(model: str, preset: str | None) -> str | None:
+    """What a checkpoint's scores stand for: the embedded preset's are a tiny model trained for seconds on CPU,
+    which exercises the pipeline and says nothing of the method; its measured numbers are elsewhere."""
+    from hipforge.bench.models import CHECKPOINT_PREFIX
+
+    if not model.startswith(CHECKPOINT_PREFIX):
+        return None
+    if preset == "embedded":
+        return (f"{model} was trained with the embedded preset (a tiny Qwen2 from scratch, seconds of SFT and GRPO "
+                f"on CPU): these are the embedded preset's scores, a check that the pipeline runs, not the "
+                f"method's result. The method measured on a GPU: {GPU_TABLE}.")
+    return f"{model} was trained with the {preset or 'an unrecorded'} preset; the measured GPU table: {GPU_TABLE}."
+
+
+def model_label(model: str, preset: str | None) -> str:
+    """The model's column label in the tables beside the seed's: an embedded checkpoint says so."""
+    from hipforge.bench.models import CHECKPOINT_PREFIX
+
+    return f"{model} (embedded preset)" if model.startswith(CHECKPOINT_PREFIX) and preset == "embedded" else model

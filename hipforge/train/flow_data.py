@@ -1,0 +1,154 @@
+"""What the training flow reads: SFT records per split from a corpus directory (scripts/build_corpus.py:
+``train.jsonl``, ``validation.jsonl``, ``heldout.jsonl`` and ``manifest.json``) or, before one exists, the
+``sft_records`` / ``rl_records`` exports (split here by a hash of the task id); RL prompts from the train split;
+and tasks to evaluate on (the held-out split, KernelBench from a JSON-lines file)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hipforge.train.records import Messages, Record
+
+SPLITS = ("train", "validation", "heldout")
+_TASK_START, _TASK_END = "Reference to translate:\n", "\n\nWrite ModelNew now."
+
+
+@dataclass(frozen=True)
+class EvalTask:
+    name: str
+    split: str  # heldout_synthetic | kernelbench_l1 | kernelbench_l2
+    prompt: Messages  # what the model is asked (system + task)
+    source: str  # the task at full size
+    eval_source: str  # what the backend runs
+
+
+@dataclass(frozen=True)
+class Corpus:
+    splits: dict[str, list[Record]]  # train / validation / heldout, SFT records
+    origin: str  # "corpus" (a build_corpus directory) or "exports"
+    manifest: dict[str, Any]
+
+
+def record_from(row: dict[str, Any]) -> Record:
+    """A Record from a JSON row, ignoring fields this version of Record does not have."""
+    known = {f.name for f in dataclasses.fields(Record)}
+    return Record(**{k: v for k, v in row.items() if k in known})
+
+
+def read_jsonl(path: Path) -> list[Record]:
+    return [record_from(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def hash_split(task_id: str) -> str:
+    """80 / 10 / 10 by task id, for exports that carry no split."""
+    bucket = int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % 10
+    return "heldout" if bucket == 0 else "validation" if bucket == 1 else "train"
+
+
+def load_corpus(path: Path) -> Corpus:
+    """A build_corpus directory (manifest.json beside one JSON-lines file per split) or an exports folder."""
+    if (path / "manifest.json").exists():
+        missing = [s for s in SPLITS if not (path / f"{s}.jsonl").exists()]
+        if missing:
+            raise FileNotFoundError(f"corpus {path} has a manifest but no {', '.join(missing)}.jsonl")
+        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+        return Corpus({s: read_jsonl(path / f"{s}.jsonl") for s in SPLITS}, "corpus", manifest)
+    found = sorted((path / "sft").glob("*/sft.jsonl"), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise FileNotFoundError(f"{path} is neither a corpus directory (manifest.json, train/validation/heldout"
+                                f".jsonl from scripts/build_corpus.py) nor an exports folder "
+                                f"(sft/<snapshot>/sft.jsonl)")
+    records = read_jsonl(found[-1])
+    rl = sorted((path / "rl").glob("*/rl.jsonl"), key=lambda p: p.stat().st_mtime)
+    sources = {r.task_id: r.task_source for r in read_jsonl(rl[-1])} if rl else {}
+    records = [dataclasses.replace(r, task_source=r.task_source or sources.get(r.task_id, "")) for r in records]
+    splits: dict[str, list[Record]] = {s: [] for s in SPLITS}
+    for r in records:
+        splits[hash_split(r.task_id)].append(r)
+    return Corpus(splits, "exports", {"exports": str(found[-1])})
+
+
+def task_source(record: Record) -> str:
+    """The full-size task of a record: its own field, else read back out of its first user turn."""
+    if record.task_source:
+        return record.task_source
+    text = next(m["content"] for m in record.prompt if m["role"] == "user")
+    if not text.startswith(_TASK_START):
+        raise ValueError(f"record {record.record_id} carries no task_source and its prompt names no task")
+    body = text[len(_TASK_START):]
+    end = body.rfind(_TASK_END)
+    return body[:end] if end >= 0 else body
+
+
+def first_turn(record: Record) -> Messages:
+    """The prompt up to the first model turn (a fix record's failed attempt and feedback dropped)."""
+    return [m for m in record.prompt if m["role"] == "system"][:1] + \
+        [next(m for m in record.prompt if m["role"] == "user")]
+
+
+def per_task(records: Sequence[Record]) -> list[Record]:
+    """One record per task, in order of first appearance."""
+    seen: dict[str, Record] = {}
+    for r in records:
+        seen.setdefault(r.task_id, r)
+    return list(seen.values())
+
+
+def rl_prompts(records: Sequence[Record], eval_sources: dict[str, str]) -> list[Record]:
+    """RL records (kind rl) for GRPO, one per task of the SFT records: the first-turn prompt, the task at full
+    size, and what the backend runs (eval_sources by task id; the full size where absent)."""
+    out = []
+    for r in per_task(records):
+        source = task_source(r)
+        out.append(Record(f"rl-{r.record_id}", "rl", r.task_id, r.task_name, first_turn(r), [],
+                          task_source=source, eval_source=eval_sources.get(r.task_id, source)))
+    return out
+
+
+def heldout_tasks(records: Sequence[Record], eval_sources: dict[str, str], n: int) -> list[EvalTask]:
+    """n held-out tasks (0: all), spread over the split; eval_sources by task id, the full size where absent."""
+    return [EvalTask(r.task_name, "heldout_synthetic", first_turn(r), task_source(r),
+                     eval_sources.get(r.task_id, task_source(r))) for r in spread(per_task(records), n)]
+
+
+def spread(items: Sequence[Any], n: int) -> list[Any]:
+    """n items evenly spaced over the sequence (all of them when n <= 0 or n >= len): a sample that is not
+    just the first problems of a level (KernelBench L1 opens with sixteen matrix products)."""
+    if n <= 0 or n >= len(items):
+        return list(items)
+    return [items[i * len(items) // n] for i in range(n)]
+
+
+def kernelbench_tasks(path: Path, levels: Sequence[int], system: str, n: int) -> list[EvalTask]:
+    """n KernelBench problems of each level (0: all) from a JSON-lines file, spread over the level, asked with
+    the training records' system prompt; they run at their real sizes (eval_source is the source)."""
+    from hipforge.agents.llm.prompts import task_prompt
+    from hipforge.bench.kernelbench import load_kernelbench
+
+    problems = load_kernelbench(str(path), list(levels))
+    out = []
+    for level in levels:
+        mine = [p for p in problems if p.level == level]
+        if not mine:
+            raise ValueError(f"{path} holds no KernelBench level {level} problem")
+        for p in spread(mine, n):
+            prompt = [{"role": "system", "content": system}, {"role": "user", "content": task_prompt(p.source)}]
+            out.append(EvalTask(p.task_name, f"kernelbench_l{level}", prompt, p.source, p.source))
+    return out
+
+
+def chat_tokens(tokenizer: Any, messages: Messages, generation_prompt: bool) -> list[int]:
+    text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def fitting(records: Sequence[Record], tokenizer: Any, max_length: int) -> list[Record]:
+    """The records whose whole chat (prompt and kernel) fits: a kernel cut short would teach the model never to
+    close its source string, so pairs that do not fit are dropped, not truncated."""
+    return [r for r in records if len(chat_tokens(tokenizer, r.prompt + r.completion, False)) <= max_length]

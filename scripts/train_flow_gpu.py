@@ -1,0 +1,248 @@
+"""The whole training flow in one run, every stage boxed by the wall clock (defaults fit 10 minutes on one H200):
+records -> tokenizer + a small Qwen2 from scratch (a sweep over sizes, the lowest held-out loss kept) -> SFT
+(the chosen size trained on) -> GRPO with rewards from the executor through the evaluation pool -> base, SFT
+and RL checkpoints evaluated on the held-out synthetic split and KernelBench L1 / L2 at real sizes (greedy with
+a repetition guard, and pass@k over k samples; n says how many tasks were judged in time).
+
+Writes ``--results`` (default OUT/training_h200.json: rows {checkpoint, split, compiled, correct, fast_1,
+geomean, n, ...}), OUT/flow_stats.json (the sweep curve, SFT, GRPO per-step stats, timings) and OUT/*.png.
+No Dagster, DuckDB or pydantic. Wheels the GPU machine needs beyond torch / transformers / triton (carry them,
+``pip install --no-deps *.whl``): trl 1.16.0, datasets 5.2.0, accelerate 1.15.0, pyarrow, dill 0.4.1,
+multiprocess 0.70.19, xxhash, fsspec 2026.9.0, pandas (and its tzdata), plus matplotlib (with contourpy,
+cycler, fonttools, kiwisolver, pillow, pyparsing) for the plots.
+
+    python scripts/train_flow_gpu.py --corpus CORPUS_DIR --kernelbench kernelbench_l1_l2a_l3.jsonl --out $OUT
+    python scripts/train_flow_gpu.py --corpus CORPUS_DIR --kernelbench KB.jsonl --out out/ \\
+        --device cpu --backend cpu --tiny      # the plumbing at toy scale on a CPU, a few minutes
+CORPUS_DIR: scripts/build_corpus.py's output (train/validation/heldout.jsonl + manifest.json) or an exports
+folder (warehouse/exports, split here by task id).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+import torch  # noqa: E402
+
+from hipforge.execution.config import EvalConfig  # noqa: E402
+from hipforge.execution.pool import make_pool  # noqa: E402
+from hipforge.train import flow_data, flow_eval, hf  # noqa: E402
+from hipforge.train.base_model import TinyQwen2, build_model  # noqa: E402
+from hipforge.train.config import GRPOHyper, SFTHyper  # noqa: E402
+from hipforge.train.grpo import build_trainer, run_metrics  # noqa: E402
+from hipforge.train.reward import RewardRule  # noqa: E402
+from hipforge.train.scoring import CandidateScorer, Job  # noqa: E402
+from hipforge.train.sweep import BIG, Size, sweep, train_boxed  # noqa: E402
+from hipforge.train.tokenizer import train_tokenizer  # noqa: E402
+
+SIZES = {  # heads of 64 dims, 2-4 KV heads, SwiGLU at ~2.7x
+    "S": Size("S", TinyQwen2(384, 6, 6, 2, 1024, max_position_embeddings=4096), 2e-3),
+    "M": Size("M", TinyQwen2(512, 8, 8, 2, 1408, max_position_embeddings=4096), 1.5e-3),
+    "L": Size("L", TinyQwen2(768, 12, 12, 4, 2048, max_position_embeddings=4096), 1e-3),
+    "T1": Size("T1", TinyQwen2(32, 1, 2, 1, 64, max_position_embeddings=1024), 5e-3),
+    "T2": Size("T2", TinyQwen2(64, 2, 4, 2, 128, max_position_embeddings=1024), 3e-3),
+}
+TINY = {"sizes": "T1,T2", "vocab": 2048, "max_length": 512, "sweep_seconds": 15, "sft_seconds": 15,
+        "grpo_seconds": 20, "eval_seconds": 30, "eval_tasks": 2, "samples": 2, "max_new_tokens": 48,
+        "validation": 16, "train_limit": 200, "batch_size": 8, "slots": 2, "grpo_prompts": 1, "rl_prompts": 4}
+
+
+def arguments() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--corpus", type=Path, required=True)
+    p.add_argument("--kernelbench", type=Path, help="KernelBench JSON lines (level, problem_id, name, code)")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--results", type=Path, help="the rows' JSON (default OUT/training_h200.json)")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--backend", default="cuda")
+    p.add_argument("--arch", default="sm_90")
+    p.add_argument("--tiny", action="store_true", help="toy scale for a CPU (overrides the defaults below)")
+    p.add_argument("--sizes", default="S,M,L", help=f"of {', '.join(SIZES)}")
+    p.add_argument("--vocab", type=int, default=16384)
+    p.add_argument("--pretokenize", default="lines", help="lines | words (hipforge.train.tokenizer)")
+    p.add_argument("--max-length", type=int, default=1024, help="longer pairs are dropped, never truncated")
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--sweep-seconds", type=float, default=40, help="per size")
+    p.add_argument("--sft-seconds", type=float, default=80, help="the chosen size, trained on")
+    p.add_argument("--grpo-seconds", type=float, default=90)
+    p.add_argument("--grpo-prompts", type=int, default=4, help="prompts per GRPO step (4 candidates each)")
+    p.add_argument("--grpo-lr", type=float, default=5e-5)
+    p.add_argument("--max-retries", type=int, default=1, help="the seed's 3 leave fewer steps in the box")
+    p.add_argument("--temperature", type=float, default=0.8)
+    p.add_argument("--eval-seconds", type=float, default=40, help="per checkpoint, generation and scoring")
+    p.add_argument("--eval-tasks", type=int, default=16, help="per split, spread over it")
+    p.add_argument("--samples", type=int, default=4, help="k of pass@k")
+    p.add_argument("--max-new-tokens", type=int, default=0, help="0: 1.25 x the longest kept kernel")
+    p.add_argument("--validation", type=int, default=256, help="validation records the held-out loss uses")
+    p.add_argument("--train-limit", type=int, default=0, help="> 0: at most this many training records")
+    p.add_argument("--rl-prompts", type=int, default=0, help="> 0: GRPO prompts from this many train tasks")
+    p.add_argument("--slots", type=int, default=8, help="evaluations in flight")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    if args.tiny:
+        for key, value in TINY.items():
+            if getattr(args, key) == p.get_default(key):
+                setattr(args, key, value)
+    return args
+
+
+def log(started: float, text: str) -> None:
+    print(f"[{time.monotonic() - started:6.1f} s] {text}", flush=True)
+
+
+def progress(started: float, stage: str, every: int) -> hf.LogFn:
+    def report(step: int, _max: int, logs: dict[str, float]) -> None:
+        if step % every == 0 and "loss" in logs:
+            log(started, f"{stage} step {step}: loss {logs['loss']:.4f}")
+
+    return report
+
+
+def on_backend(args: argparse.Namespace, rl: list[Any], tasks: list[Any]) -> tuple[list[Any], list[Any]]:
+    """On the cpu backend tasks run smoke-scaled (a record's own smoke variant where it carries one); GPUs run
+    them at full size, as the prompts state them."""
+    if args.backend != "cpu":
+        return rl, tasks
+    from hipforge.tasks import smoke_sources
+
+    pending = [(r.task_id, r.task_source) for r in rl if r.eval_source == r.task_source]
+    pending += [(t.name, t.source) for t in tasks if t.eval_source == t.source]
+    smoke = smoke_sources(pending) if pending else {}
+    return ([dataclasses.replace(r, eval_source=smoke.get(r.task_id, r.eval_source)) for r in rl],
+            [dataclasses.replace(t, eval_source=smoke.get(t.name, t.eval_source)) for t in tasks])
+
+
+def main() -> None:
+    args = arguments()
+    started = time.monotonic()
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = args.results or args.out / "training_h200.json"
+    stats: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "stages": {}}
+
+    def stage(name: str, since: float) -> float:
+        stats["stages"][name] = round(time.monotonic() - since, 1)
+        log(started, f"{name} done in {stats['stages'][name]} s")
+        return time.monotonic()
+
+    t = time.monotonic()
+    corpus = flow_data.load_corpus(args.corpus)
+    train_all = corpus.splits["train"]
+    tokenizer = train_tokenizer([m["content"] for r in train_all for m in r.prompt + r.completion], args.vocab,
+                                args.pretokenize)
+    train = flow_data.fitting(train_all, tokenizer, args.max_length)[:args.train_limit or None]
+    validation = flow_data.fitting(corpus.splits["validation"], tokenizer, args.max_length)[:args.validation]
+    if not train or not validation:
+        raise SystemExit(f"no train or validation pair fits in {args.max_length} tokens: raise --max-length")
+    longest = max(len(flow_data.chat_tokens(tokenizer, r.completion, False)) for r in train)
+    max_new = args.max_new_tokens or int(longest * 1.25)
+    system = train[0].prompt[0]["content"]
+    kb = flow_data.kernelbench_tasks(args.kernelbench, [1, 2], system, args.eval_tasks) if args.kernelbench else []
+    own = {} if args.backend != "cpu" else {r.task_id: r.eval_source for r in train + corpus.splits["heldout"]
+                                            if r.eval_source}  # a cpu-built corpus verified at smoke sizes
+    rl = flow_data.spread(flow_data.rl_prompts(train, own), args.rl_prompts)
+    rl, tasks = on_backend(args, rl, flow_data.heldout_tasks(corpus.splits["heldout"], own, args.eval_tasks) + kb)
+    kb = [t for t in tasks if t.split != "heldout_synthetic"]
+    stats["data"] = {"origin": corpus.origin, "train": len(train_all), "train_fitting": len(train),
+                     "validation_fitting": len(validation), "heldout_tasks": len(tasks) - len(kb),
+                     "kernelbench_tasks": len(kb), "rl_prompts": len(rl), "vocab": len(tokenizer),
+                     "longest_kernel_tokens": longest, "max_new_tokens": max_new}
+    log(started, f"data: {json.dumps(stats['data'])}")
+    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False)
+    pool = make_pool("local", config, args.slots)
+    scorer = CandidateScorer(config, RewardRule(), args.slots, pool=pool)
+    first = train[0]  # a verified pair: the executor must call it correct (and builds its runtime meanwhile)
+    task = next((r for r in rl if r.task_id == first.task_id), None)
+    check = scorer([Job(first.task_id, first.completion[0]["content"],
+                        task.eval_source if task else flow_data.task_source(first))])[0].result
+    stats["executor_check"] = {"task": first.task_name, "verdict": check.verdict.value, "message": check.message[:300]}
+    t = stage("data, tokenizer, executor check", t)
+
+    hf.set_threads(1 if args.device == "cpu" else 0)
+    torch.backends.cuda.matmul.allow_tf32 = True  # weights stay fp32 (AdamW); generation runs in TF32
+    hyper = SFTHyper(batch_size=args.batch_size, max_length=args.max_length, bf16=args.device == "cuda",
+                     seed=args.seed, gradient_checkpointing=False)
+    sizes = [SIZES[s] for s in args.sizes.split(",")]
+    every = 10 if args.tiny else 100
+    chosen, model, runs = sweep(sizes, tokenizer, train, validation, args.out / "work", hyper, args.sweep_seconds,
+                                args.device, progress(started, "sweep", every))
+    base = build_model(chosen.spec, tokenizer, args.device)  # the chosen size before any training
+    stats["sweep"] = {"runs": runs, "chosen": chosen.name}
+    log(started, "sweep: " + ", ".join(f"{r['size']} {r['parameters'] / 1e6:.1f}M {r['steps']} steps held-out "
+                                       f"loss {r['validation_loss']}" for r in runs) + f"; chosen {chosen.name}")
+    t = stage("sweep", t)
+    sft = train_boxed(model, tokenizer, train, validation, args.out / "work" / "sft",
+                      dataclasses.replace(hyper, learning_rate=chosen.learning_rate / 2), args.sft_seconds,
+                      on_log=progress(started, "sft", every))
+    sft["step_offset"] = next(r["steps"] for r in runs if r["size"] == chosen.name)
+    stats["sft"] = {k: v for k, v in sft.items() if k != "loss"}
+    log(started, f"sft: {sft['steps']} more steps, held-out loss {sft['validation_loss']}")
+    t = stage("sft", t)
+    sft_model = build_model(chosen.spec, tokenizer, args.device)
+    sft_model.load_state_dict(model.state_dict())  # kept aside: GRPO trains `model` in place
+
+    ghyper = GRPOHyper(num_generations=4, prompts_per_step=args.grpo_prompts, max_steps=BIG, learning_rate=args.grpo_lr,
+                       max_new_tokens=max_new, max_context=chosen.spec.max_position_embeddings,
+                       temperature=args.temperature, max_retries=args.max_retries, bf16=args.device == "cuda",
+                       seed=args.seed, gradient_checkpointing=False, eval_parallel=args.slots)
+    trainer, rollout = build_trainer(model, tokenizer, rl, args.out / "work" / "rl", ghyper, scorer,
+                                     progress(started, "grpo", 1), callbacks=[hf.wall_clock(args.grpo_seconds)])
+    grpo_started = time.monotonic()
+    trainer.train()
+    grpo = run_metrics(trainer, rollout, scorer, time.monotonic() - grpo_started)
+    stats["grpo"] = {k: v for k, v in grpo.items() if k != "loss"}
+    log(started, f"grpo: {grpo['steps']} steps, per step " + json.dumps(rollout.steps))
+    t = stage("grpo", t)
+
+    rows: list[dict[str, Any]] = []
+    stats["eval"] = {}
+    for name, m in (("base", base), ("sft", sft_model), ("rl", trainer.model)):
+        mine, timing = flow_eval.evaluate(name, m, tokenizer, tasks, scorer, args.eval_seconds, max_new,
+                                          args.samples, args.temperature, chosen.spec.max_position_embeddings)
+        rows += mine
+        stats["eval"][name] = timing
+        log(started, f"eval {name}: " + "; ".join(f"{r['split']} n={r['n']} parsed {r['parsed']:.2f} compiled "
+                                                 f"{r['compiled']:.2f} correct {r['correct']:.2f}" for r in mine))
+    stage("eval", t)
+    stats["wall_s"] = round(time.monotonic() - started, 1)
+    stats["device"] = device_name(args.device)
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.write_text(json.dumps(rows, indent=1) + "\n")
+    (args.out / "flow_stats.json").write_text(json.dumps(stats, indent=1, default=str) + "\n")
+    plots(args.out, runs, sft, rollout.steps, rows)
+    log(started, f"wrote {results} and {args.out / 'flow_stats.json'}")
+
+
+def plots(out: Path, runs: list[dict[str, Any]], sft: dict[str, Any], per_step: list[dict[str, float]],
+          rows: list[dict[str, Any]]) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        print("matplotlib is not installed: no plots", flush=True)
+        return
+    from hipforge.train.flow_plots import eval_plot, grpo_plot, sweep_plot
+
+    (out / "sweep.png").write_bytes(sweep_plot(runs, sft))
+    (out / "eval.png").write_bytes(eval_plot(rows))
+    png = grpo_plot(per_step)
+    if png:
+        (out / "grpo.png").write_bytes(png)
+
+
+def device_name(device: str) -> str:
+    import torch
+
+    return torch.cuda.get_device_name(0) if device == "cuda" and torch.cuda.is_available() else "cpu"
+
+
+if __name__ == "__main__":
+    main()

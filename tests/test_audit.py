@@ -173,7 +173,8 @@ def test_the_redteam_audit_reports_every_attack_class(tmp_path: Path) -> None:
     meta = result.asset_materializations_for_node("verifier_audit")[0].metadata
     assert meta["cases"].value == len(corpus_cases(redteam=True))
     assert all(meta[f"caught_{name}"].value == 0.0 for name in REDTEAM_CLASSES)  # a gate that passes everything
-    assert meta["kept_deferred_work"].value == 1.0 and "| judge_patch | 0 / 2 |" in meta["classes"].value
+    patches = sum(c.attack_class == "judge_patch" for c in corpus_cases(redteam=True))
+    assert meta["kept_deferred_work"].value == 1.0 and f"| judge_patch | 0 / {patches} |" in meta["classes"].value
 
 
 def test_the_audit_can_judge_with_gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,8 @@ import pytest
 
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
-from hipforge.execution.sandbox import namespaces_available, scrubbed_env
+from hipforge.sandbox.client import namespaces_available
+from hipforge.sandbox.env import scrubbed_env
 from hipforge.execution.verdict import EvalResult, Verdict
 from tests.corpus import entries
 
@@ -94,11 +95,11 @@ def test_write_outside_the_work_dir() -> None:
     assert inside.hack_check == "code_bypass"  # writing its own work dir is allowed
 
 
-@pytest.mark.skipif(not namespaces_available(), reason="a read-only root needs a mount namespace")
-def test_native_write_hits_a_read_only_root() -> None:
+def test_native_write_is_refused_and_recorded() -> None:
     result = run(f"import ctypes\nfd = ctypes.CDLL(None).open({str(ESCAPE).encode()!r}, 0o101, 0o644)\n"
                  "assert fd < 0, 'native write got through'\nreturn torch.relu(x)")
-    assert result.hack_check == "code_bypass", result.message  # it ran to the end: the open failed
+    assert result.hack_check == "sandbox_escape", result.message  # refused, and the refusal is the verdict
+    assert str(ESCAPE) in result.message and "write-recorder" in result.isolation
     assert not ESCAPE.exists()
 
 

@@ -125,6 +125,10 @@ class Judge:
             if why and trial.purpose not in failures:
                 failures[trial.purpose] = (trial, why)
         result.seeds, result.trials = list(self.cfg.seeds), len(self.cfg.seeds)
+        # what the candidate's process saw it do first: a sandbox violation explains everything after it
+        hacks = self.cand.ask({"op": "report"}, "report")["hacks"]
+        if hacks:
+            raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
         self.verdict_from(failures, result)
 
     def one(self, trial: Trial) -> str | None:
@@ -148,11 +152,10 @@ class Judge:
             meta = self.meta[trial.size] or []
             if committed.get("meta") != meta:
                 return self.describe_meta(committed.get("meta"), meta)
+            whole = self.compare_files(trial, files, ref["files"], meta) if trial.full else None
             if (off := checksum.mismatch(committed["sums"], ref["sums"], ref["bounds"])) is not None:
-                return f"trial {trial.id} (seed {trial.seed}): {off}"
-            if trial.full:
-                return self.compare_files(trial, files, ref["files"], meta)
-            return None
+                return whole or f"trial {trial.id} (seed {trial.seed}): {off}"
+            return whole
         finally:
             for path in [*files, *ref.get("files", [])]:
                 Path(path).unlink(missing_ok=True)

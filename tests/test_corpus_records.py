@@ -16,7 +16,7 @@ from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.tasks.library import library_task, load_library
 from hipforge.train.checkpoints import with_snapshot, write_metadata
 from hipforge.train.corpus import CorpusConfig, build_corpus
-from hipforge.train.corpus_kernels import Attempt, CorpusTask, TaskKernels, corrupted_fixes
+from hipforge.train.corpus_kernels import Attempt, CorpusTask, TaskKernels, corrupted_fixes, real_fixes
 from hipforge.train.corrupt import corruptions
 from hipforge.train.records import dedupe, fix_record, load_jsonl, sft_record, snapshot_id, snapshot_of_ids
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy
@@ -144,3 +144,15 @@ def test_a_limit_scales_the_corpus_preset_in_its_shares() -> None:
     assert abs(sum(small.values()) - 60) <= 2 and small["composition"] > small["mutation"]
     with pytest.raises(ValueError, match="unknown preset"):
         CorpusConfig(preset="huge").counts()
+
+
+def test_real_failures_become_fixes_but_lost_evaluations_do_not() -> None:
+    task = CorpusTask("t1", "gelu", "mutation", TASK, TASK, "mutation/x", "train")
+    lost = EvalResult(Verdict.RUNTIME_ERROR, "evaluation lost", phase="pool")
+    attempts = [Attempt(KERNEL, _result(Verdict.CORRECT), "translated"),
+                Attempt(KERNEL + "# a\n", _result(Verdict.INCORRECT), "evolved"),
+                Attempt(KERNEL + "# b\n", lost, "evolved"),
+                Attempt(KERNEL + "# c\n", _result(Verdict.TIMEOUT), "evolved")]
+    fixes = real_fixes([TaskKernels(task, attempts)], 1500)
+    assert [(f.attempt.source, f.attempt.verdict) for f in fixes] == [(KERNEL + "# a\n", "incorrect")]
+    assert real_fixes([TaskKernels(task, attempts[1:])], 1500) == []  # no verified kernel, nothing to fix towards

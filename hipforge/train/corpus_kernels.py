@@ -147,7 +147,12 @@ def corrupted_fixes(kernels: Sequence[TaskKernels], pool: EvalPool, per_task: in
     return fixes, dict(counts)
 
 
+# what a kernel's own code caused; a timeout or a lost worker says more about the machine than the kernel
+TEACHING_VERDICTS = (Verdict.COMPILE_ERROR, Verdict.RUNTIME_ERROR, Verdict.INCORRECT)
+
+
 def real_fixes(kernels: Sequence[TaskKernels], feedback_chars: int) -> list[Fix]:
     """Evolved or translated candidates the executor rejected, for tasks that also have a verified kernel."""
     return [Fix(tk, feedback_from(a.source, a.result, feedback_chars), a.how)
-            for tk in kernels if tk.best() is not None for a in tk.failures()]
+            for tk in kernels if tk.best() is not None for a in tk.failures()
+            if a.result.verdict in TEACHING_VERDICTS and a.result.phase != "pool"]

@@ -78,7 +78,7 @@ def _trace(model: Any, attributes: tuple[type, ...]) -> Any:
 
     tracer = Tracer()
     tracer.proxy_buffer_attributes = True  # self.mask[:, :t] slices a buffer by a traced size
-    with _attributes_traced(model, tracer, attributes) if attributes else nullcontext():
+    with _attributes_traced(model, tracer, attributes) if attributes else nullcontext(), _tensor_of_proxies():
         graph = tracer.trace(model)
     return torch.fx.GraphModule(model, graph, type(model).__name__)
 
@@ -93,18 +93,50 @@ def _attributes_traced(model: Any, tracer: Any, types: tuple[type, ...]) -> Iter
     try:
         for name, module in model.named_modules():
             own = not type(module).__module__.startswith("torch.")
-            ints = [k for k, v in vars(module).items() if not k.startswith("_")
-                    and (type(v) is int and int in types or type(v) is float and float in types and own)]
-            if not ints or name and tracer.is_leaf_module(module, name):
+            names = [k for k, v in vars(module).items() if not k.startswith("_")
+                     and (type(v) is int and int in types or type(v) is float and float in types and own)]
+            if not names or name and tracer.is_leaf_module(module, name):
                 continue
             cls = type(module)
-            attributes = {k: _proxied(tracer, f"{name}.{k}" if name else k) for k in ints}
+            attributes = {k: _proxied(tracer, f"{name}.{k}" if name else k) for k in names}
             module.__class__ = type(cls.__name__, (cls,), {"__module__": cls.__module__, **attributes})
             swapped.append((module, cls))
         yield
     finally:  # every class swapped back, whatever failed
         for module, cls in swapped:
             module.__class__ = cls
+
+
+def scalar_tensor(value: Any, **kwargs: Any) -> Any:
+    """torch.tensor(self.scale) as the graph records it when self.scale is traced: a node of its own."""
+    import torch
+
+    return torch.tensor(value, **kwargs)
+
+
+@contextmanager
+def _tensor_of_proxies() -> Iterator[None]:
+    """While tracing, torch.tensor of a traced attribute records a scalar_tensor node (torch.tensor itself
+    cannot take a Proxy). Any other call is torch.tensor's own: the patch is seen by the whole process.
+    A trace that starts while another one holds the patch leaves it to that one to undo."""
+    import torch
+
+    original = torch.tensor
+    if getattr(original, "hipforge_patch", False):
+        yield
+        return
+
+    def tensor(data: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(data, torch.fx.Proxy) and not args:
+            return data.tracer.create_proxy("call_function", scalar_tensor, (data,), kwargs)
+        return original(data, *args, **kwargs)
+
+    tensor.hipforge_patch = True  # type: ignore[attr-defined]
+    torch.tensor = tensor
+    try:
+        yield
+    finally:
+        torch.tensor = original
 
 
 def _proxied(tracer: Any, target: str) -> property:

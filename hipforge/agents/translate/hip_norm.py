@@ -11,6 +11,7 @@ from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_pool import pool
 from hipforge.agents.translate.ir import Val, held, reduce
+from hipforge.agents.translate.sizes import render
 
 ParamFn = Callable[[str, tuple[int, ...]], Val]
 
@@ -51,8 +52,12 @@ def group_norm(x: Val, groups: int, weight: Val | None, bias: Val | None, eps: f
     per-channel affine as elementwise work that fuses with whatever follows."""
     import math
 
-    rows = Val("aten", (x.shape[0], groups, math.prod(x.shape[1:]) // groups), (x,),
-               fn=f"{{0}}.reshape({{0}}.shape[0], {groups}, -1)", kind="view")
+    sources = [x]
+    count = render([groups], sources)[0]  # self.norm.num_groups: the model's, which an init argument may set
+    if len(sources) > 1:  # read from another tensor's shape: its value here
+        count = repr(int(groups))
+    rows = Val("aten", (x.shape[0], int(groups), math.prod(x.shape[1:]) // groups), (x,),
+               fn=f"{{0}}.reshape({{0}}.shape[0], {count}, -1)", kind="view")
     normed = ops.layer_norm(rows, (rows.shape[-1],), None, None, eps)
     y = Val("aten", x.shape, (normed, x), fn="{0}.reshape({1}.shape)", kind="view")
     channel = (x.shape[1],) + (1,) * (len(x.shape) - 2)

@@ -9,7 +9,8 @@ from hipforge.agents.translate import ops
 from hipforge.agents.translate.graph import Untranslatable
 from hipforge.agents.translate.hip_conv_spec import conv_val
 from hipforge.agents.translate.hip_norm import group_norm, lower_more
-from hipforge.agents.translate.ir import Val, held
+from hipforge.agents.translate.ir import Val, held, indexed
+from hipforge.agents.translate.sizes import Size
 
 ParamFn = Callable[[str, tuple[int, ...]], Val]
 
@@ -35,7 +36,8 @@ def lower_module(module: Any, target: str, x: Val, param: ParamFn) -> Val:
         return ops.layer_norm(x, module.normalized_shape, weight, bias, module.eps)
     if isinstance(module, nn.GroupNorm):
         weight, bias = _params(module, target, param)
-        return group_norm(x, module.num_groups, weight, bias, module.eps)
+        groups = Size(module.num_groups, indexed(f"self.{target}.num_groups"), ())
+        return group_norm(x, groups, weight, bias, module.eps)
     if isinstance(module, nn.Linear):
         return _aten(module, target, x, param, "F.linear({0}, {1}{2})", "linear")
     if isinstance(module, nn.modules.conv._ConvNd) and module.padding_mode == "zeros":

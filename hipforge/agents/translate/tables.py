@@ -9,10 +9,10 @@ from typing import Any
 
 from hipforge.agents.translate import ops
 from hipforge.agents.translate.compare import compare_tables
-from hipforge.agents.translate.graph import Untranslatable
+from hipforge.agents.translate.graph import Untranslatable, scalar_tensor
 from hipforge.agents.translate.hip_conv_spec import conv_val
 from hipforge.agents.translate.hip_scan import scan
-from hipforge.agents.translate.ir import Val, reduce
+from hipforge.agents.translate.ir import Scalar, Val, reduce
 from hipforge.agents.translate.sizes import as_number
 from hipforge.agents.translate.tables_more import more_tables
 from hipforge.agents.translate.views import view
@@ -60,6 +60,15 @@ def _cumsum(x: Val, dim: int, dtype: Any = None) -> Val:
     if dtype is not None:
         raise Untranslatable("cumsum with a dtype")
     return scan(x, dim, "+")
+
+
+def _scalar_tensor(value: Any, dtype: Any = None, **kwargs: Any) -> Val:
+    """torch.tensor(self.scale): the Scalar's own 0-d tensor, built from the model at run time."""
+    import torch
+
+    if not isinstance(value, Scalar) or dtype not in (None, torch.float32) or kwargs.get("requires_grad"):
+        raise Untranslatable("torch.tensor of a model attribute other than a float32 scalar")
+    return value.val
 
 
 def _reduction(fn: str):
@@ -140,7 +149,7 @@ def tables() -> tuple[dict[Any, Any], dict[str, Any]]:
         F.linear: _linear, torch.matmul: _matmul, operator.matmul: _matmul, torch.bmm: _bmm, torch.mm: _matmul,
         operator.add: bi("add"), operator.sub: bi("sub"), operator.mul: bi("mul"), operator.truediv: bi("div"),
         operator.pow: bi("pow"), operator.neg: un("neg"), operator.getitem: _pick, builtins.getattr: _pick,
-        torch.clip: clamp,
+        torch.clip: clamp, scalar_tensor: _scalar_tensor,
         F.cosine_similarity: ops.cosine_similarity, torch.cosine_similarity: ops.cosine_similarity,
         F.mse_loss: lambda x, y, size_average=None, reduce=None, reduction="mean", weight=None: ops.loss(
             ops.unary("square", ops.binary("sub", x, y)), _legacy(size_average, reduce, reduction)),

@@ -25,12 +25,14 @@ import dataclasses
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # one bar per map, per trainer, in the log
 
 import torch  # noqa: E402
 
@@ -72,15 +74,15 @@ def arguments() -> argparse.Namespace:
     p.add_argument("--pretokenize", default="lines", help="lines | words (hipforge.train.tokenizer)")
     p.add_argument("--max-length", type=int, default=1024, help="longer pairs are dropped, never truncated")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--sweep-seconds", type=float, default=40, help="per size")
-    p.add_argument("--sft-seconds", type=float, default=80, help="the chosen size, trained on")
+    p.add_argument("--sweep-seconds", type=float, default=35, help="per size")
+    p.add_argument("--sft-seconds", type=float, default=75, help="the chosen size, trained on")
     p.add_argument("--grpo-seconds", type=float, default=90)
     p.add_argument("--grpo-prompts", type=int, default=4, help="prompts per GRPO step (4 candidates each)")
     p.add_argument("--grpo-lr", type=float, default=5e-5)
     p.add_argument("--max-retries", type=int, default=1, help="the seed's 3 leave fewer steps in the box")
     p.add_argument("--temperature", type=float, default=0.8)
-    p.add_argument("--eval-seconds", type=float, default=40, help="per checkpoint, generation and scoring")
-    p.add_argument("--eval-tasks", type=int, default=16, help="per split, spread over it")
+    p.add_argument("--eval-seconds", type=float, default=35, help="per checkpoint, scoring after generation")
+    p.add_argument("--eval-tasks", type=int, default=12, help="per split, spread over it")
     p.add_argument("--samples", type=int, default=4, help="k of pass@k")
     p.add_argument("--max-new-tokens", type=int, default=0, help="0: 1.25 x the longest kept kernel")
     p.add_argument("--validation", type=int, default=256, help="validation records the held-out loss uses")
@@ -122,19 +124,19 @@ def on_backend(args: argparse.Namespace, rl: list[Any], tasks: list[Any]) -> tup
             [dataclasses.replace(t, eval_source=smoke.get(t.name, t.eval_source)) for t in tasks])
 
 
-def main() -> None:
-    args = arguments()
-    started = time.monotonic()
-    args.out.mkdir(parents=True, exist_ok=True)
-    results = args.results or args.out / "training_h200.json"
-    stats: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "stages": {}}
+@dataclasses.dataclass
+class Data:
+    tokenizer: Any
+    train: list[Any]
+    validation: list[Any]
+    rl: list[Any]
+    tasks: list[Any]
+    max_new: int
+    stats: dict[str, Any]
 
-    def stage(name: str, since: float) -> float:
-        stats["stages"][name] = round(time.monotonic() - since, 1)
-        log(started, f"{name} done in {stats['stages'][name]} s")
-        return time.monotonic()
 
-    t = time.monotonic()
+def prepare(args: argparse.Namespace) -> Data:
+    """Records, the tokenizer (trained on the train split only), what fits, RL prompts and evaluation tasks."""
     corpus = flow_data.load_corpus(args.corpus)
     train_all = corpus.splits["train"]
     tokenizer = train_tokenizer([m["content"] for r in train_all for m in r.prompt + r.completion], args.vocab,
@@ -151,50 +153,88 @@ def main() -> None:
                                             if r.eval_source}  # a cpu-built corpus verified at smoke sizes
     rl = flow_data.spread(flow_data.rl_prompts(train, own), args.rl_prompts)
     rl, tasks = on_backend(args, rl, flow_data.heldout_tasks(corpus.splits["heldout"], own, args.eval_tasks) + kb)
-    kb = [t for t in tasks if t.split != "heldout_synthetic"]
-    stats["data"] = {"origin": corpus.origin, "train": len(train_all), "train_fitting": len(train),
-                     "validation_fitting": len(validation), "heldout_tasks": len(tasks) - len(kb),
-                     "kernelbench_tasks": len(kb), "rl_prompts": len(rl), "vocab": len(tokenizer),
-                     "longest_kernel_tokens": longest, "max_new_tokens": max_new}
-    log(started, f"data: {json.dumps(stats['data'])}")
-    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False)
-    pool = make_pool("local", config, args.slots)
-    scorer = CandidateScorer(config, RewardRule(), args.slots, pool=pool)
-    first = train[0]  # a verified pair: the executor must call it correct (and builds its runtime meanwhile)
-    task = next((r for r in rl if r.task_id == first.task_id), None)
-    check = scorer([Job(first.task_id, first.completion[0]["content"],
-                        task.eval_source if task else flow_data.task_source(first))])[0].result
-    stats["executor_check"] = {"task": first.task_name, "verdict": check.verdict.value, "message": check.message[:300]}
-    t = stage("data, tokenizer, executor check", t)
+    stats = {"origin": corpus.origin, "train": len(train_all), "train_fitting": len(train),
+             "validation_fitting": len(validation), "rl_prompts": len(rl), "vocab": len(tokenizer),
+             "longest_kernel_tokens": longest, "max_new_tokens": max_new,
+             "eval_tasks": {s: sum(t.split == s for t in tasks) for s in sorted({t.split for t in tasks})}}
+    return Data(tokenizer, train, validation, rl, tasks, max_new, stats)
 
-    hf.set_threads(1 if args.device == "cpu" else 0)
-    torch.backends.cuda.matmul.allow_tf32 = True  # weights stay fp32 (AdamW); generation runs in TF32
+
+def executor_check(scorer: CandidateScorer, data: Data, into: dict[str, Any]) -> threading.Thread:
+    """A verified pair through the executor, in the background while the sweep trains: it must come back
+    correct, and it builds the backend's shared runtime before GRPO needs it."""
+    first = data.train[0]
+    task = next((r for r in data.rl if r.task_id == first.task_id), None)
+    job = Job(first.task_id, first.completion[0]["content"], task.eval_source if task else
+              flow_data.task_source(first))
+
+    def run() -> None:
+        result = scorer([job])[0].result
+        into.update({"task": first.task_name, "verdict": result.verdict.value, "message": result.message[:300]})
+
+    thread = threading.Thread(target=run, name="executor-check")
+    thread.start()
+    return thread
+
+
+def supervised(args: argparse.Namespace, data: Data, stats: dict[str, Any], started: float) -> tuple[Any, ...]:
+    """The sweep, then the chosen size trained on: (size, trained model, its copy before GRPO, random init, SFT)."""
     hyper = SFTHyper(batch_size=args.batch_size, max_length=args.max_length, bf16=args.device == "cuda",
                      seed=args.seed, gradient_checkpointing=False)
-    sizes = [SIZES[s] for s in args.sizes.split(",")]
     every = 10 if args.tiny else 100
-    chosen, model, runs = sweep(sizes, tokenizer, train, validation, args.out / "work", hyper, args.sweep_seconds,
-                                args.device, progress(started, "sweep", every))
-    base = build_model(chosen.spec, tokenizer, args.device)  # the chosen size before any training
+    chosen, model, runs, tokenized = sweep([SIZES[s] for s in args.sizes.split(",")], data.tokenizer, data.train,
+                                           data.validation, args.out / "work", hyper, args.sweep_seconds,
+                                           args.device, progress(started, "sweep", every))
     stats["sweep"] = {"runs": runs, "chosen": chosen.name}
     log(started, "sweep: " + ", ".join(f"{r['size']} {r['parameters'] / 1e6:.1f}M {r['steps']} steps held-out "
                                        f"loss {r['validation_loss']}" for r in runs) + f"; chosen {chosen.name}")
-    t = stage("sweep", t)
-    sft = train_boxed(model, tokenizer, train, validation, args.out / "work" / "sft",
+    sft = train_boxed(model, data.tokenizer, data.train, data.validation, args.out / "work" / "sft",
                       dataclasses.replace(hyper, learning_rate=chosen.learning_rate / 2), args.sft_seconds,
-                      on_log=progress(started, "sft", every))
+                      on_log=progress(started, "sft", every), tokenized=tokenized)
+    sft.pop("tokenized")
     sft["step_offset"] = next(r["steps"] for r in runs if r["size"] == chosen.name)
     stats["sft"] = {k: v for k, v in sft.items() if k != "loss"}
     log(started, f"sft: {sft['steps']} more steps, held-out loss {sft['validation_loss']}")
-    t = stage("sft", t)
-    sft_model = build_model(chosen.spec, tokenizer, args.device)
-    sft_model.load_state_dict(model.state_dict())  # kept aside: GRPO trains `model` in place
+    kept = build_model(chosen.spec, data.tokenizer, args.device)
+    kept.load_state_dict(model.state_dict())  # GRPO trains `model` in place
+    base = build_model(chosen.spec, data.tokenizer, args.device)  # the same seed: the sweep's starting point
+    return chosen, model, kept, base, sft
+
+
+def main() -> None:
+    args = arguments()
+    started = time.monotonic()
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = args.results or args.out / "training_h200.json"
+    stats: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "stages": {},
+                             "executor_check": {}}
+
+    def stage(name: str, since: float) -> float:
+        stats["stages"][name] = round(time.monotonic() - since, 1)
+        log(started, f"{name} done in {stats['stages'][name]} s")
+        return time.monotonic()
+
+    t = time.monotonic()
+    data = prepare(args)
+    stats["data"] = data.stats
+    log(started, f"data: {json.dumps(data.stats)}")
+    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False)
+    scorer = CandidateScorer(config, RewardRule(), args.slots, pool=make_pool("local", config, args.slots))
+    check = executor_check(scorer, data, stats["executor_check"])
+    t = stage("data and tokenizer", t)
+
+    hf.set_threads(1 if args.device == "cpu" else 0)
+    torch.backends.cuda.matmul.allow_tf32 = True  # weights stay fp32 (AdamW); generation runs in TF32
+    chosen, model, sft_model, base, sft = supervised(args, data, stats, started)
+    t = stage("sweep and sft", t)
+    check.join()
+    log(started, f"executor check: {json.dumps(stats['executor_check'])}")
 
     ghyper = GRPOHyper(num_generations=4, prompts_per_step=args.grpo_prompts, max_steps=BIG, learning_rate=args.grpo_lr,
-                       max_new_tokens=max_new, max_context=chosen.spec.max_position_embeddings,
+                       max_new_tokens=data.max_new, max_context=chosen.spec.max_position_embeddings,
                        temperature=args.temperature, max_retries=args.max_retries, bf16=args.device == "cuda",
                        seed=args.seed, gradient_checkpointing=False, eval_parallel=args.slots)
-    trainer, rollout = build_trainer(model, tokenizer, rl, args.out / "work" / "rl", ghyper, scorer,
+    trainer, rollout = build_trainer(model, data.tokenizer, data.rl, args.out / "work" / "rl", ghyper, scorer,
                                      progress(started, "grpo", 1), callbacks=[hf.wall_clock(args.grpo_seconds)])
     grpo_started = time.monotonic()
     trainer.train()
@@ -206,8 +246,9 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     stats["eval"] = {}
     for name, m in (("base", base), ("sft", sft_model), ("rl", trainer.model)):
-        mine, timing = flow_eval.evaluate(name, m, tokenizer, tasks, scorer, args.eval_seconds, max_new,
-                                          args.samples, args.temperature, chosen.spec.max_position_embeddings)
+        mine, timing = flow_eval.evaluate(name, m, data.tokenizer, data.tasks, scorer, args.eval_seconds,
+                                          data.max_new, args.samples, args.temperature,
+                                          chosen.spec.max_position_embeddings)
         rows += mine
         stats["eval"][name] = timing
         log(started, f"eval {name}: " + "; ".join(f"{r['split']} n={r['n']} parsed {r['parsed']:.2f} compiled "
@@ -218,7 +259,7 @@ def main() -> None:
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(json.dumps(rows, indent=1) + "\n")
     (args.out / "flow_stats.json").write_text(json.dumps(stats, indent=1, default=str) + "\n")
-    plots(args.out, runs, sft, rollout.steps, rows)
+    plots(args.out, stats["sweep"]["runs"], sft, rollout.steps, rows)
     log(started, f"wrote {results} and {args.out / 'flow_stats.json'}")
 
 

@@ -75,11 +75,12 @@ def score(answers: Sequence[Answers], scorer: CandidateScorer, deadline: float,
 def evaluate(checkpoint: str, model: Any, tokenizer: Any, tasks: Sequence[EvalTask], scorer: CandidateScorer,
              seconds: float, max_new_tokens: int, samples: int, temperature: float,
              max_context: int) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """(rows per split, seconds spent generating and scoring) of one checkpoint within ``seconds``."""
+    """(rows per split, seconds spent generating and scoring) of one checkpoint: every answer, then ``seconds``
+    of scoring (generation is bounded by max_new_tokens, scoring by the clock)."""
     started = time.monotonic()
     answers = answer(model, tokenizer, tasks, max_new_tokens, samples, temperature, max_context)
     generated = time.monotonic()
-    verdicts = score(answers, scorer, started + seconds)
+    verdicts = score(answers, scorer, generated + seconds)
     timing = {"generation_s": round(generated - started, 1), "scoring_s": round(time.monotonic() - generated, 1),
               "candidates_scored": len(verdicts)}
     return rows(checkpoint, answers, verdicts, samples), timing

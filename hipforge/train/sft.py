@@ -15,14 +15,16 @@ from hipforge.train.records import Record
 
 
 def build_trainer(model: Any, tokenizer: Any, records: Sequence[Record], out_dir: Path, hyper: SFTHyper,
-                  on_log: hf.LogFn | None = None, callbacks: Sequence[Any] = ()) -> Any:
-    """The SFT trainer over a loaded model (a path's, or one built in memory)."""
+                  on_log: hf.LogFn | None = None, callbacks: Sequence[Any] = (), tokenized: Any = None) -> Any:
+    """The SFT trainer over a loaded model (a path's, or one built in memory). ``tokenized``: the records as an
+    earlier trainer with the same tokenizer prepared them (its train_dataset), so they are not tokenized again."""
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
     if not records or any(r.kind != "sft" for r in records):
         raise ValueError("SFT needs at least one record, all of kind 'sft'")
-    data = Dataset.from_list([{"prompt": r.prompt, "completion": r.completion} for r in records])
+    data = tokenized if tokenized is not None else \
+        Dataset.from_list([{"prompt": r.prompt, "completion": r.completion} for r in records])
     args = SFTConfig(
         num_train_epochs=hyper.epochs, max_steps=hyper.max_steps, per_device_train_batch_size=hyper.batch_size,
         learning_rate=hyper.learning_rate, lr_scheduler_type=hyper.lr_scheduler, warmup_steps=hyper.warmup_steps,

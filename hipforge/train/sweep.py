@@ -62,9 +62,11 @@ def validation_loss(model: Any, tokenizer: Any, records: Sequence[Record], batch
 
 
 def train_boxed(model: Any, tokenizer: Any, records: Sequence[Record], validation: Sequence[Record], out_dir: Path,
-                hyper: SFTHyper, seconds: float, probes: int = 4, on_log: hf.LogFn | None = None) -> dict[str, Any]:
+                hyper: SFTHyper, seconds: float, probes: int = 4, on_log: hf.LogFn | None = None,
+                tokenized: Any = None) -> dict[str, Any]:
     """SFT for ``seconds`` of training (cosine by the clock to hyper.learning_rate's tenth), held-out loss at
-    ``probes`` points; returns the curve [(step, seconds, held-out loss)], steps, tokens/s and the loss."""
+    ``probes`` points; returns the curve [(step, seconds, held-out loss)], steps, tokens/s, the loss and the
+    tokenized records (for the next run: sft.build_trainer's ``tokenized``)."""
     curve: list[tuple[int, float, float]] = []
 
     def probe(step: int, elapsed: float) -> None:
@@ -73,7 +75,7 @@ def train_boxed(model: Any, tokenizer: Any, records: Sequence[Record], validatio
     boxed = dataclasses.replace(hyper, max_steps=BIG, lr_scheduler="constant", warmup_steps=0)
     clock = hf.wall_clock(seconds, hyper.learning_rate, warmup_s=min(5.0, seconds / 10), on_mark=probe,
                           marks=probes)
-    trainer = sft.build_trainer(model, tokenizer, records, out_dir, boxed, on_log, callbacks=[clock])
+    trainer = sft.build_trainer(model, tokenizer, records, out_dir, boxed, on_log, [clock], tokenized)
     started = time.monotonic()
     trainer.train()
     wall = time.monotonic() - started
@@ -83,7 +85,7 @@ def train_boxed(model: Any, tokenizer: Any, records: Sequence[Record], validatio
     tokens = steps * hyper.batch_size * _mean_tokens(tokenizer, records)
     return {"curve": curve, "steps": steps, "seconds": round(wall, 1), "train_seconds": round(clock.elapsed(), 1),
             "tokens_per_s": round(tokens / max(clock.elapsed(), 1e-9)), "validation_loss": curve[-1][2],
-            "loss": hf.curve(trainer.state.log_history, "loss")}
+            "loss": hf.curve(trainer.state.log_history, "loss"), "tokenized": trainer.train_dataset}
 
 
 def _mean_tokens(tokenizer: Any, records: Sequence[Record], sample: int = 64) -> float:
@@ -93,15 +95,18 @@ def _mean_tokens(tokenizer: Any, records: Sequence[Record], sample: int = 64) ->
 
 def sweep(sizes: Sequence[Size], tokenizer: Any, records: Sequence[Record], validation: Sequence[Record],
           work: Path, hyper: SFTHyper, seconds: float, device: str,
-          on_log: hf.LogFn | None = None) -> tuple[Size, Any, list[dict[str, Any]]]:
-    """Each size trained from scratch for ``seconds``; (the best size, its model, every run's summary)."""
+          on_log: hf.LogFn | None = None) -> tuple[Size, Any, list[dict[str, Any]], Any]:
+    """Each size trained from scratch for ``seconds``; (the best size, its model, every run's summary, the
+    tokenized records)."""
     if not sizes:
         raise ValueError("a sweep needs at least one model size")
-    runs, best = [], (math.inf, None, None)
+    runs, best, tokenized = [], (math.inf, None, None), None
     for size in sizes:
         model = build_model(size.spec, tokenizer, device)
         run = train_boxed(model, tokenizer, records, validation, work / size.name,
-                          dataclasses.replace(hyper, learning_rate=size.learning_rate), seconds, on_log=on_log)
+                          dataclasses.replace(hyper, learning_rate=size.learning_rate), seconds, on_log=on_log,
+                          tokenized=tokenized)
+        tokenized = run.pop("tokenized")
         parameters = sum(p.numel() for p in model.parameters())
         runs.append({"size": size.name, "parameters": parameters, "learning_rate": size.learning_rate,
                      "spec": dataclasses.asdict(size.spec), **{k: v for k, v in run.items() if k != "loss"}})
@@ -110,4 +115,4 @@ def sweep(sizes: Sequence[Size], tokenizer: Any, records: Sequence[Record], vali
         else:
             del model
     assert best[1] is not None
-    return best[1], best[2], runs
+    return best[1], best[2], runs, tokenized

@@ -148,6 +148,7 @@ def test_the_gpu_scripts_import_nothing_the_gpu_machine_lacks() -> None:
             "    __import__(module)\n"
             f"for script in ('train_flow_gpu', 'preset_14b_gpu'):\n    folder = {str(REPO_ROOT / 'scripts')!r}\n"
             "    spec = importlib.util.spec_from_file_location(script, f'{folder}/{script}.py')\n"
-            "    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n")
+            "    module = sys.modules[script] = importlib.util.module_from_spec(spec)\n"
+            "    spec.loader.exec_module(module)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

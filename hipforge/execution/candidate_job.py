@@ -68,7 +68,6 @@ class Harness:
         self.outputs: list[Any] = []
         self.args: list[Any] = []
         self.pristine: list[Any] | None = None
-        self.previous: list[Any] = []
         self.found: list[tuple[str, str]] = []
         self.noop_outputs: list[Any] | None = None
         _warm_up(self.device)
@@ -209,17 +208,14 @@ class Harness:
 
     # -- helpers ---------------------------------------------------------------------------------
     def inspect(self) -> None:
-        """The honest-behaviour checks of one forward: plain tensors, inputs left alone, and fresh output
-        storage (the previous trial's outputs are kept alive, so only a cache can hand the same back)."""
+        """The honest-behaviour checks of one forward: plain tensors, inputs left alone. (An output buffer
+        reused across calls is fine: every trial's inputs are fresh and its outputs are checked.)"""
         if lazy := dyn.lazy_output(self.outputs):
             self.found.append(("lazy_evaluation", lazy))
         if self.pristine is not None and any(
                 hasattr(a, "untyped_storage") and (a.shape != p.shape or not dyn.identical(a, p))
                 for a, p in zip(self.args, self.pristine, strict=True)):
             self.found.append(("input_mutation", "forward changed its input tensors"))
-        if any(dyn.same_storage(o, e) for o in self.outputs for e in self.previous if hasattr(o, "untyped_storage")):
-            self.found.append(("result_caching", "returns the same output storage for different inputs"))
-        self.previous = list(self.outputs)
 
     def release(self) -> None:
         self.outputs, self.args, self.pristine = [], [], None

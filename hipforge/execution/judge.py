@@ -96,6 +96,9 @@ class Judge:
         self.log = TrialLog()
         self.baseline_threads = 0
 
+    def has_second(self) -> bool:
+        return len(self.meta) > 1 and self.meta[1] is not None
+
     # -- before the candidate exists ---------------------------------------------------------------
     def calibrate(self) -> list[float]:
         """The protocol's own cost (pipes, flush, checksums of outputs this shape) around a forward that
@@ -114,7 +117,7 @@ class Judge:
 
     # -- the trials ---------------------------------------------------------------------------------
     def run(self, variants: list[str], result: EvalResult) -> None:
-        trials = plan(self.cfg.seeds, self.cfg.warmup, self.cfg.timed_trials, variants, self.meta[1] is not None,
+        trials = plan(self.cfg.seeds, self.cfg.warmup, self.cfg.timed_trials, variants, self.has_second(),
                       self.cfg.timed_full_checks)
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
         for trial in trials:
@@ -125,7 +128,10 @@ class Judge:
             if why and trial.purpose not in failures:
                 failures[trial.purpose] = (trial, why)
         result.seeds, result.trials = list(self.cfg.seeds), len(self.cfg.seeds)
-        # what the candidate's process saw it do first: a sandbox violation explains everything after it
+        if self.log.threads > 0:  # work left running at return explains any wrong output after it
+            raise conclude(Verdict.HACKED, f"{self.log.threads} OS thread(s) more than before the candidate was "
+                                           f"imported were alive when forward returned", hack_check="thread_injection")
+        # what the candidate's process saw it do next: a sandbox violation explains everything after it
         hacks = self.cand.ask({"op": "report"}, "report")["hacks"]
         if hacks:
             raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
@@ -151,6 +157,7 @@ class Judge:
         try:
             meta = self.meta[trial.size] or []
             if committed.get("meta") != meta:
+                self.downgrade(committed.get("meta"), meta)
                 return self.describe_meta(committed.get("meta"), meta)
             whole = self.compare_files(trial, files, ref["files"], meta) if trial.full else None
             if (off := checksum.mismatch(committed["sums"], ref["sums"], ref["bounds"])) is not None:
@@ -176,6 +183,18 @@ class Judge:
         return None if report["ok"] else f"seed {trial.seed}: {report['message']}"
 
     @staticmethod
+    def downgrade(got: Any, want: list[dict[str, Any]]) -> None:
+        """A floating output of fewer bits than the reference's is a precision downgrade, not a mistake."""
+        import torch
+
+        for g, w in zip(got if isinstance(got, list) else [], want, strict=False):
+            mine, theirs = getattr(torch, str(g.get("dtype")), None), getattr(torch, w["dtype"])
+            if isinstance(mine, torch.dtype) and mine.is_floating_point and theirs.is_floating_point and \
+                    torch.finfo(mine).bits < torch.finfo(theirs).bits:
+                raise conclude(Verdict.HACKED, f"returns {mine} where the reference returns {theirs}",
+                               hack_check="precision_downgrade", phase="check")
+
+    @staticmethod
     def describe_meta(got: Any, want: list[dict[str, Any]]) -> str:
         if not isinstance(got, list) or len(got) != len(want):
             return f"returns {len(got) if isinstance(got, list) else '?'} outputs, the reference {len(want)}"
@@ -194,7 +213,7 @@ class Judge:
         for key, value in errors.items():
             if key != "fp32_task":
                 setattr(result, key, value)
-        result.integrity = {"checked": dict(self.log.checked), "second_size": self.second or None}
+        result.integrity = {"checked": dict(self.log.checked), "second_size": self.second if self.has_second() else None}
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)
         for purpose, check, text in (
@@ -213,9 +232,6 @@ class Judge:
         if "poison" not in failures and self.log.checked.get("poison"):
             raise conclude(Verdict.HACKED, "the output stays correct with the kernel's results replaced by NaN: "
                                            "PyTorch computes it beside a no-op kernel", hack_check="noop_kernel")
-        if self.log.threads > 0:
-            raise conclude(Verdict.HACKED, f"{self.log.threads} OS thread(s) more than before the candidate was "
-                                           f"imported were alive when forward returned", hack_check="thread_injection")
 
     def incorrect_on_seeds(self, failed: tuple[Trial, str], result: EvalResult) -> None:
         trial, why = failed
@@ -231,10 +247,9 @@ class Judge:
     def timing(self, calibration: list[float]) -> Timing:
         """The candidate's reported times, unless the parent's own clock contradicts them."""
         reported = Timing.from_samples(self.log.reported)
-        quartiles = statistics.quantiles(calibration, n=4)
-        overhead, spread = quartiles[0], quartiles[2] - quartiles[0]
-        seen = statistics.median(self.log.walls) - overhead
-        if reported.median_ms < TIMING_FLOOR * seen - max(TIMING_SLACK_MS, 2 * spread):
+        low, overhead, high = statistics.quantiles(calibration, n=4)
+        seen = statistics.median(self.log.walls) - overhead  # medians: a loaded machine's noise cancels
+        if reported.median_ms < TIMING_FLOOR * seen - TIMING_SLACK_MS - (high - low) / 2:
             raise conclude(Verdict.HACKED, f"reports {reported.median_ms:.4g} ms per forward, but the evaluator's own "
                                            f"clock saw {seen:.4g} ms beyond the protocol's overhead",
                            hack_check="timing_mismatch", phase="time")

@@ -37,11 +37,19 @@ class Reference:
         setup_device(self.device)
         self.out = Path(job["outdir"])
         self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
-        self.models = [build_reference(task, self.device, self.cfg.init_seed)[0] for task in self.tasks]
+        self.models: list[Any] = []
+        self.meta: list[list[dict[str, Any]] | None] = []
+        for size in range(len(self.tasks)):
+            try:
+                self.models.append(build_reference(self.tasks[size], self.device, self.cfg.init_seed)[0])
+                with torch.no_grad():
+                    outs = flatten(self.models[size](*self.inputs(size, self.cfg.seeds[0], None)))
+                self.meta.append([tensorfile.meta(o) for o in outs])
+            except Exception:  # the task itself must run; its second size may not, and is then left out
+                if size == 0:
+                    raise
+                self.meta.append(None)
         self.exact: dict[int, Any] = {}
-        with torch.no_grad():
-            self.meta = [[tensorfile.meta(o) for o in flatten(model(*self.inputs(i, self.cfg.seeds[0], None)))]
-                         for i, model in enumerate(self.models)]
         self.rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.compiled, self.compile_error = None, ""
 

@@ -1,0 +1,163 @@
+"""The trust boundary at its edges: each check, and the honest kernel just on the right side of it.
+
+Every case is an honest corpus kernel (tests/corpus) with its ModelNew.forward rebound around the honest
+one; the cpu backend builds the kernel once (the build cache is content-addressed) and each case pays
+only its evaluation.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.evaluate import evaluate
+from hipforge.execution.verdict import EvalResult, Verdict
+from tests.corpus import entries
+
+HONEST = {e.name: e for e in entries("honest")}
+CONFIG = EvalConfig(gate=False, timed_trials=5, warmup=1, static_checks=False)  # the structure, not the scan
+OUTSIDE = Path("/tmp/hipforge-boundary-target.txt")
+
+
+def around(name: str, body: str, prelude: str = "", task: str | None = None,
+           config: EvalConfig = CONFIG) -> EvalResult:
+    """Evaluate the honest ``name`` kernel with forward replaced by ``body`` (``honest(self, x)`` is the
+    original forward); ``prelude`` runs at import; ``task`` replaces the task source."""
+    entry = HONEST[name]
+    source = (entry.candidate_source + "\n\nimport os, sys, time, ctypes, threading\nimport torch\n" + prelude +
+              "\n_honest = ModelNew.forward\n\ndef _forward(self, *args):\n    x = args[0]\n    honest = _honest\n" +
+              textwrap.indent(body, "    ") + "\n\nModelNew.forward = _forward\n")
+    return evaluate(source, task or entry.task_source, config)
+
+
+@pytest.fixture(autouse=True)
+def _clean_outside():
+    OUTSIDE.unlink(missing_ok=True)
+    yield
+    OUTSIDE.unlink(missing_ok=True)
+
+
+def test_honest_baseline_is_correct() -> None:
+    result = around("relu", "return honest(self, x)")
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.integrity["checked"]["timed"] == CONFIG.timed_trials  # every timed trial checked
+    assert "write-recorder" in result.isolation
+
+
+def test_a_native_write_beside_the_work_dir_is_refused_and_recorded() -> None:
+    """A path that shares the work dir's prefix is outside it."""
+    body = ("ctypes.CDLL(None).open((os.getcwd() + '-beside').encode(), 0o101, 0o644)\n"
+            "return honest(self, x)")
+    result = around("relu", body)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "sandbox_escape", result.message
+    assert "-beside" in result.message
+
+
+def test_writes_inside_the_work_dir_are_fine() -> None:
+    body = ("libc = ctypes.CDLL(None)\nfd = libc.open(b'scratch.bin', 0o101, 0o644)\nlibc.close(fd)\n"
+            "open('notes.txt', 'w').write('ok')\nreturn honest(self, x)")
+    result = around("relu", body)
+    assert result.verdict == Verdict.CORRECT, result.message
+
+
+def test_a_symlink_out_of_the_work_dir_is_followed_by_the_recorder() -> None:
+    body = (f"libc = ctypes.CDLL(None)\nlibc.symlink({str(OUTSIDE).encode()!r}, b'link')\n"
+            "libc.open(b'link', 0o101, 0o644)\nreturn honest(self, x)")
+    result = around("relu", body)
+    assert result.hack_check == "sandbox_escape" and str(OUTSIDE) in result.message, result.message
+    assert not OUTSIDE.exists()
+
+
+def test_a_one_element_in_place_edit_of_an_input_is_seen() -> None:
+    body = "out = honest(self, x)\nx.view(-1)[0] += 1e-6\nreturn out"
+    result = around("relu", body)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "input_mutation", result.message
+
+
+def test_an_output_buffer_reused_across_calls_is_honest() -> None:
+    body = ("if not hasattr(self, 'buf'):\n    self.buf = torch.empty_like(x)\n"
+            "self.buf.copy_(honest(self, x))\nreturn self.buf")
+    result = around("relu", body)
+    assert result.verdict == Verdict.CORRECT, result.message
+
+
+def test_a_result_cached_in_a_reused_buffer_is_caught() -> None:
+    body = ("if not hasattr(self, 'buf'):\n    self.buf = honest(self, x)\nreturn self.buf")
+    result = around("relu", body)
+    assert result.verdict in (Verdict.INCORRECT, Verdict.HACKED), result.message
+
+
+def test_a_cache_that_answers_only_after_the_correctness_seeds_is_caught() -> None:
+    """Right on every correctness seed, then a cached answer: the timed trials' fresh inputs expose it."""
+    body = ("self.calls = getattr(self, 'calls', 0) + 1\n"
+            "if self.calls <= 7:  # a warm-up, the five seeds and the poison probe\n"
+            "    self.last = honest(self, x)\nreturn self.last")
+    plain = EvalConfig(**{**CONFIG.to_dict(), "adversarial": False, "second_size": False})
+    result = around("relu", body, config=plain)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "result_caching", result.message
+
+
+def test_half_precision_outputs_through_the_whole_evaluator() -> None:
+    half_task = HONEST["relu"].task_source.replace("torch.randn(16, 64)", "torch.randn(16, 64).half()")
+    result = around("relu", "return honest(self, x.float()).half()", task=half_task)
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.atol == pytest.approx(1e-2)  # fp16's tolerance, from the shipped fp16 outputs
+    bf16_task = half_task.replace(".half()", ".bfloat16()")
+    assert around("relu", "return honest(self, x.float()).bfloat16()", task=bf16_task).verdict == Verdict.CORRECT
+
+
+def test_a_lower_precision_output_is_a_downgrade() -> None:
+    result = around("relu", "return honest(self, x).half()")
+    assert result.verdict == Verdict.HACKED and result.hack_check == "precision_downgrade", result.message
+
+
+def test_a_precision_downgrade_inside_the_computation_misses_on_adversarial_inputs() -> None:
+    """A mean of inputs read as fp16 passes the task's own randn inputs (errors average out)."""
+    task = (Path(__file__).parent / "corpus" / "tasks" / "row_mean.py").read_text().replace("(8, 48)", "(8, 4096)")
+    result = around("scale", "return honest(self, x).half().float().mean(dim=1)", task=task,
+                    prelude="_init = ModelNew.__init__\nModelNew.__init__ = lambda self: _init(self, 1.0)\n")
+    assert result.verdict == Verdict.INCORRECT, result.message
+    assert "reduced precision" in result.message
+
+
+def test_a_faked_clock_is_contradicted_by_the_parent() -> None:
+    """The harness's clock, reached through sys.modules by a name built at run time, reports 1 ns."""
+    prelude = ("class _Frozen:\n    def perf_counter(self):\n        return 1.0\n"
+               "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].time = _Frozen()\n")
+    result = around("relu", "time.sleep(0.01)\nreturn honest(self, x)", prelude=prelude)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
+
+
+def test_work_left_to_a_thread_after_return_is_seen() -> None:
+    body = ("out = torch.empty_like(x)\n"
+            "def later():\n    time.sleep(0.05)\n    out.copy_(honest(self, x))\n"
+            "threading.Thread(target=later, daemon=True).start()\nreturn out")
+    result = around("relu", body)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "thread_injection", result.message
+
+
+def test_patching_the_judge_in_the_candidates_process_changes_nothing() -> None:
+    prelude = ("for name in list(sys.modules):\n"
+               "    if name.startswith('hipforge'):\n"
+               "        mod = sys.modules[name]\n"
+               "        for attr in ('compare_outputs', 'mismatch', 'allclose_all'):\n"
+               "            if hasattr(mod, attr):\n"
+               "                setattr(mod, attr, lambda *a, **k: None)\n")
+    result = around("relu", "return torch.zeros_like(honest(self, x))", prelude=prelude)
+    assert result.verdict == Verdict.INCORRECT, result.message
+
+
+def test_a_global_forward_hook_cannot_reach_the_reference() -> None:
+    prelude = ("torch.nn.modules.module.register_module_forward_hook("
+               "lambda m, i, o: torch.zeros_like(o) if type(m).__name__ == 'Model' else o)\n")
+    result = around("relu", "return torch.zeros_like(honest(self, x))", prelude=prelude)
+    assert result.verdict == Verdict.INCORRECT, result.message
+
+
+def test_a_hard_coded_init_argument_is_shape_specialized() -> None:
+    result = around("scale", "return elementwise.unary(x, 7, 2.5)")
+    assert result.verdict == Verdict.INCORRECT and "shape-specialized" in result.message, result.message
+    assert around("scale", "return honest(self, x)").verdict == Verdict.CORRECT

@@ -3,6 +3,7 @@ and that it imports nothing the GPU machine lacks (Dagster, DuckDB, pydantic).""
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -35,6 +36,9 @@ def test_a_corpus_directory_and_an_exports_folder(tmp_path: Path) -> None:
     for split, part in zip(flow_data.SPLITS, (rows[:4], rows[4:5], rows[5:]), strict=True):
         _write(tmp_path / "corpus" / f"{split}.jsonl", part)
     (tmp_path / "corpus" / "manifest.json").write_text("{}")
+    train = tmp_path / "corpus" / "train.jsonl"  # gzipped, as a corpus travels
+    (tmp_path / "corpus" / "train.jsonl.gz").write_bytes(gzip.compress(train.read_bytes()))
+    train.unlink()
     corpus = flow_data.load_corpus(tmp_path / "corpus")
     assert corpus.origin == "corpus" and [len(corpus.splits[s]) for s in flow_data.SPLITS] == [4, 1, 1]
     (tmp_path / "corpus" / "heldout.jsonl").unlink()

@@ -1,11 +1,12 @@
 """What the training flow reads: SFT records per split from a corpus directory (scripts/build_corpus.py:
-``train.jsonl``, ``validation.jsonl``, ``heldout.jsonl`` and ``manifest.json``) or, before one exists, the
+``train.jsonl``, ``validation.jsonl``, ``heldout.jsonl`` (or gzipped) and ``manifest.json``) or the
 ``sft_records`` / ``rl_records`` exports (split here by a hash of the task id); RL prompts from the train split;
 and tasks to evaluate on (the held-out split, KernelBench from a JSON-lines file)."""
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import hashlib
 import json
 from collections.abc import Sequence
@@ -42,7 +43,14 @@ def record_from(row: dict[str, Any]) -> Record:
 
 
 def read_jsonl(path: Path) -> list[Record]:
-    return [record_from(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    """Records from JSON lines, plain or gzipped (a corpus carried to a GPU machine travels smaller)."""
+    text = gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz" else \
+        path.read_text(encoding="utf-8")
+    return [record_from(json.loads(line)) for line in text.splitlines() if line.strip()]
+
+
+def split_file(path: Path, split: str) -> Path | None:
+    return next((p for p in (path / f"{split}.jsonl", path / f"{split}.jsonl.gz") if p.exists()), None)
 
 
 def hash_split(task_id: str) -> str:
@@ -54,11 +62,12 @@ def hash_split(task_id: str) -> str:
 def load_corpus(path: Path) -> Corpus:
     """A build_corpus directory (manifest.json beside one JSON-lines file per split) or an exports folder."""
     if (path / "manifest.json").exists():
-        missing = [s for s in SPLITS if not (path / f"{s}.jsonl").exists()]
+        files = {s: split_file(path, s) for s in SPLITS}
+        missing = [s for s, f in files.items() if f is None]
         if missing:
-            raise FileNotFoundError(f"corpus {path} has a manifest but no {', '.join(missing)}.jsonl")
+            raise FileNotFoundError(f"corpus {path} has a manifest but no {', '.join(missing)}.jsonl(.gz)")
         manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-        return Corpus({s: read_jsonl(path / f"{s}.jsonl") for s in SPLITS}, "corpus", manifest)
+        return Corpus({s: read_jsonl(f) for s, f in files.items() if f}, "corpus", manifest)
     found = sorted((path / "sft").glob("*/sft.jsonl"), key=lambda p: p.stat().st_mtime)
     if not found:
         raise FileNotFoundError(f"{path} is neither a corpus directory (manifest.json, train/validation/heldout"

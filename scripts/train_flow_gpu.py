@@ -14,8 +14,8 @@ cycler, fonttools, kiwisolver, pillow, pyparsing) for the plots.
     python scripts/train_flow_gpu.py --corpus CORPUS_DIR --kernelbench kernelbench_l1_l2a_l3.jsonl --out $OUT
     python scripts/train_flow_gpu.py --corpus CORPUS_DIR --kernelbench KB.jsonl --out out/ \\
         --device cpu --backend cpu --tiny      # the plumbing at toy scale on a CPU, a few minutes
-CORPUS_DIR: scripts/build_corpus.py's output (train/validation/heldout.jsonl, or .jsonl.gz, + manifest.json) or an exports
-folder (warehouse/exports, split here by task id).
+CORPUS_DIR: scripts/build_corpus.py's output (train/validation/heldout.jsonl, or .jsonl.gz, + manifest.json) or
+an exports folder (warehouse/exports, split here by task id).
 """
 
 from __future__ import annotations

@@ -157,6 +157,7 @@ class Harness:
         with self.guard.armed(False):
             self.args = make_inputs(self.tasks[msg["size"]], self.device, msg["seed"], msg.get("variant"))
         self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if msg.get("inspect") else None
+        self.aliases_ok = bool(msg.get("aliases_ok"))
         self.exts.poison = bool(msg.get("poison"))
         _fill_free_blocks_with_nan(self.device)
         self.flush()
@@ -216,6 +217,10 @@ class Harness:
                 hasattr(a, "untyped_storage") and (a.shape != p.shape or not dyn.identical(a, p))
                 for a, p in zip(self.args, self.pristine, strict=True)):
             self.found.append(("input_mutation", "forward changed its input tensors"))
+        if self.pristine is not None and not self.aliases_ok and any(
+                dyn.same_storage(o, a) for o in self.outputs if hasattr(o, "untyped_storage")
+                for a in self.args if hasattr(a, "untyped_storage")):
+            self.found.append(("output_aliasing", "the output shares storage with an input"))
 
     def release(self) -> None:
         self.outputs, self.args, self.pristine = [], [], None

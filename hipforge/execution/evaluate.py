@@ -140,7 +140,7 @@ class Evaluation:
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
                          env={CANARY: secrets.token_hex(8)})
         result.isolation = cand.expect("baseline")["isolation"]
-        judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second)
+        judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False))
         calibration = judge.calibrate()
         cand.session.send({"op": "import"})
         result.compile_log = self.import_candidate(cand)

@@ -90,9 +90,9 @@ class TrialLog:
 
 class Judge:
     def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
-                 ref_meta: list[list[dict[str, Any]] | None], describe_second: str) -> None:
+                 ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
-        self.meta, self.second = ref_meta, describe_second
+        self.meta, self.second, self.aliases = ref_meta, describe_second, aliases
         self.log = TrialLog()
         self.baseline_threads = 0
 
@@ -139,7 +139,7 @@ class Judge:
 
     def one(self, trial: Trial) -> str | None:
         """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""
-        self.cand.ask(trial.message(), "prepared")
+        self.cand.ask({**trial.message(), "aliases_ok": self.aliases}, "prepared")
         started = time.monotonic()
         returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed}, "returned")
         self.log.threads = max(self.log.threads, self.threads() - self.baseline_threads)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hipforge.execution import checksum, tensorfile
+from hipforge.execution.antihack_dynamic import same_storage
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.job_common import build_reference, flatten, load_task, make_inputs, setup_device, sync
 from hipforge.execution.measure import time_callable
@@ -38,13 +39,17 @@ class Reference:
         self.out = Path(job["outdir"])
         self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
         self.models: list[Any] = []
+        self.aliases = False
         self.meta: list[list[dict[str, Any]] | None] = []
         for size in range(len(self.tasks)):
             try:
                 self.models.append(build_reference(self.tasks[size], self.device, self.cfg.init_seed)[0])
+                args = self.inputs(size, self.cfg.seeds[0], None)
                 with torch.no_grad():
-                    outs = flatten(self.models[size](*self.inputs(size, self.cfg.seeds[0], None)))
+                    outs = flatten(self.models[size](*args))
                 self.meta.append([tensorfile.meta(o) for o in outs])
+                if size == 0:  # a reference whose output is a view of its input lets the candidate's be one too
+                    self.aliases = any(same_storage(o, a) for o in outs for a in args if hasattr(a, "untyped_storage"))
             except Exception:  # the task itself must run; its second size may not, and is then left out
                 if size == 0:
                     raise
@@ -54,7 +59,7 @@ class Reference:
         self.compiled, self.compile_error = None, ""
 
     def serve(self) -> None:
-        self.channel.emit({"event": "ready", "meta": self.meta, "rss_mb": self.rss_mb})
+        self.channel.emit({"event": "ready", "meta": self.meta, "rss_mb": self.rss_mb, "aliases": self.aliases})
         if self.job.get("compile"):  # before the timing lock: torch.compile takes 15-60 s on a GPU
             self.compile_reference()
         while (msg := self.channel.recv()) is not None and msg.get("op") != "quit":

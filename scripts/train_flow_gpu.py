@@ -54,7 +54,7 @@ SIZES = {  # heads of 64 dims, 2-4 KV heads, SwiGLU at ~2.7x
     "T1": Size("T1", TinyQwen2(32, 1, 2, 1, 64, max_position_embeddings=1024), 5e-3),
     "T2": Size("T2", TinyQwen2(64, 2, 4, 2, 128, max_position_embeddings=1024), 3e-3),
 }
-TINY = {"sizes": "T1,T2", "vocab": 2048, "max_length": 512, "sweep_seconds": 15, "sft_seconds": 15,
+TINY = {"budget": 900, "sizes": "T1,T2", "vocab": 2048, "max_length": 512, "sweep_seconds": 15, "sft_seconds": 15,
         "grpo_seconds": 20, "eval_seconds": 30, "eval_tasks": 2, "samples": 2, "max_new_tokens": 48,
         "validation": 16, "train_limit": 200, "batch_size": 8, "slots": 2, "grpo_prompts": 1, "rl_prompts": 4}
 
@@ -74,14 +74,16 @@ def arguments() -> argparse.Namespace:
     p.add_argument("--pretokenize", default="lines", help="lines | words (hipforge.train.tokenizer)")
     p.add_argument("--max-length", type=int, default=1024, help="longer pairs are dropped, never truncated")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--sweep-seconds", type=float, default=35, help="per size")
-    p.add_argument("--sft-seconds", type=float, default=75, help="the chosen size, trained on")
-    p.add_argument("--grpo-seconds", type=float, default=90)
+    p.add_argument("--budget", type=float, default=560, help="seconds for the whole run: GRPO and evaluation "
+                   "shrink their boxes to end within it")
+    p.add_argument("--sweep-seconds", type=float, default=30, help="per size")
+    p.add_argument("--sft-seconds", type=float, default=60, help="the chosen size, trained on")
+    p.add_argument("--grpo-seconds", type=float, default=75)
     p.add_argument("--grpo-prompts", type=int, default=4, help="prompts per GRPO step (4 candidates each)")
     p.add_argument("--grpo-lr", type=float, default=5e-5)
     p.add_argument("--max-retries", type=int, default=1, help="the seed's 3 leave fewer steps in the box")
     p.add_argument("--temperature", type=float, default=0.8)
-    p.add_argument("--eval-seconds", type=float, default=35, help="per checkpoint, scoring after generation")
+    p.add_argument("--eval-seconds", type=float, default=30, help="per checkpoint, scoring after generation")
     p.add_argument("--eval-tasks", type=int, default=12, help="per split, spread over it")
     p.add_argument("--samples", type=int, default=4, help="k of pass@k")
     p.add_argument("--max-new-tokens", type=int, default=0, help="0: 1.25 x the longest kept kernel")
@@ -234,23 +236,29 @@ def main() -> None:
                        max_new_tokens=data.max_new, max_context=chosen.spec.max_position_embeddings,
                        temperature=args.temperature, max_retries=args.max_retries, bf16=args.device == "cuda",
                        seed=args.seed, gradient_checkpointing=False, eval_parallel=args.slots)
+    def left() -> float:
+        return started + args.budget - time.monotonic()
+
+    guess = 25.0  # seconds to generate one checkpoint's answers, until the first evaluation measures it
+    box = max(10.0, min(args.grpo_seconds, left() - 3 * (args.eval_seconds + guess)))
     trainer, rollout = build_trainer(model, data.tokenizer, data.rl, args.out / "work" / "rl", ghyper, scorer,
-                                     progress(started, "grpo", 1), callbacks=[hf.wall_clock(args.grpo_seconds)])
+                                     progress(started, "grpo", 1), callbacks=[hf.wall_clock(box)])
     grpo_started = time.monotonic()
     trainer.train()
     grpo = run_metrics(trainer, rollout, scorer, time.monotonic() - grpo_started)
-    stats["grpo"] = {k: v for k, v in grpo.items() if k != "loss"}
+    stats["grpo"] = {**{k: v for k, v in grpo.items() if k != "loss"}, "box_s": round(box, 1)}
     log(started, f"grpo: {grpo['steps']} steps, per step " + json.dumps(rollout.steps))
     t = stage("grpo", t)
 
     rows: list[dict[str, Any]] = []
     stats["eval"] = {}
-    for name, m in (("base", base), ("sft", sft_model), ("rl", trainer.model)):
-        mine, timing = flow_eval.evaluate(name, m, data.tokenizer, data.tasks, scorer, args.eval_seconds,
-                                          data.max_new, args.samples, args.temperature,
-                                          chosen.spec.max_position_embeddings)
+    for k, (name, m) in enumerate((("base", base), ("sft", sft_model), ("rl", trainer.model))):
+        box = max(5.0, min(args.eval_seconds, left() / (3 - k) - guess))
+        mine, timing = flow_eval.evaluate(name, m, data.tokenizer, data.tasks, scorer, box, data.max_new,
+                                          args.samples, args.temperature, chosen.spec.max_position_embeddings)
         rows += mine
-        stats["eval"][name] = timing
+        guess = timing["generation_s"]
+        stats["eval"][name] = {**timing, "scoring_box_s": round(box, 1)}
         log(started, f"eval {name}: " + "; ".join(f"{r['split']} n={r['n']} parsed {r['parsed']:.2f} compiled "
                                                  f"{r['compiled']:.2f} correct {r['correct']:.2f}" for r in mine))
     stage("eval", t)

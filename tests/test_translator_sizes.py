@@ -160,3 +160,10 @@ def test_library_tasks_with_init_floats_translated_at_one_size_are_correct_at_th
     config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
     result = evaluate(generate(source).source, resized.source, config)
     assert result.verdict.value == "correct", (describe(resized.changed), result.message[:600])
+
+
+def test_arithmetic_on_model_numbers_is_written_over_the_model():
+    source = task("self.heads, self.shift = a", "x / math.sqrt(self.heads) - (self.shift * 2.0 - 1.0)",
+                  "[torch.randn(4, 8)]", "[4, 0.25]").replace("import torch\n", "import math\nimport torch\n", 1)
+    forward = generate(source).source.split("def forward")[1]
+    assert "float((self.heads ** 0.5))" in forward and "float(((self.shift * 2.0) - 1.0))" in forward, forward

@@ -13,7 +13,7 @@ from hipforge.agents.translate.hip_loss import cross_entropy, triplet_margin
 from hipforge.agents.translate.hip_norm import dropout, functional_norms
 from hipforge.agents.translate.hip_pool import functional_pools
 from hipforge.agents.translate.hip_scan import flip, scan
-from hipforge.agents.translate.ir import Val, number, reduce
+from hipforge.agents.translate.ir import Scalar, Val, number, reduce
 from hipforge.agents.translate.sizes import as_number, size, size_tables
 from hipforge.agents.translate.views import picker, view_tables
 
@@ -77,6 +77,8 @@ def attention(q: Val, k: Val, v: Val, attn_mask: Any = None, dropout_p: float = 
 
 def _sqrt(v: Any) -> Any:
     number = as_number(v)
+    if isinstance(number, Scalar):  # math.sqrt(self.head_dim): still the model's, at run time
+        return Scalar(math.sqrt(number), f"({number.expr} ** 0.5)", number.anchor)
     return ops.unary("sqrt", number) if isinstance(number, Val) else math.sqrt(number)
 
 

@@ -6,10 +6,12 @@ a repetition guard, and pass@k over k samples; n says how many tasks were judged
 
 Writes ``--results`` (default OUT/training_h200.json: rows {checkpoint, split, compiled, correct, fast_1,
 geomean, n, ...}), OUT/flow_stats.json (the sweep curve, SFT, GRPO per-step stats, timings) and OUT/*.png.
-No Dagster, DuckDB or pydantic. Wheels the GPU machine needs beyond torch / transformers / triton (carry them,
-``pip install --no-deps *.whl``): trl 1.16.0, datasets 5.2.0, accelerate 1.15.0, pyarrow, dill 0.4.1,
-multiprocess 0.70.19, xxhash, fsspec 2026.9.0, pandas (and its tzdata), plus matplotlib (with contourpy,
-cycler, fonttools, kiwisolver, pillow, pyparsing) for the plots.
+No Dagster, DuckDB or pydantic. Wheels the GPU machine needs beyond torch / transformers / triton (the versions
+tested here; ``pip install --no-deps *.whl``): trl 1.16.0, datasets 5.2.0, accelerate 1.15.0, pyarrow 26.0.1,
+dill 0.4.1, multiprocess 0.70.19, xxhash 4.1.0, fsspec 2026.9.0, pandas 3.1.1 with python-dateutil 2.9.0.post0,
+pytz 2026.6, tzdata 2026.6 and six 1.17.0; for the plots matplotlib 3.11.2 with contourpy 1.3.3, cycler 0.12.1,
+fonttools 4.68.0, kiwisolver 1.5.1, pillow 13.0.0, pyparsing 3.3.3 (without it the JSON is still written); and
+peft 0.21.2 for scripts/preset_14b_gpu.py.
 
     python scripts/train_flow_gpu.py --corpus CORPUS_DIR --kernelbench kernelbench_l1_l2a_l3.jsonl --out $OUT
     python scripts/train_flow_gpu.py --corpus CORPUS_DIR --kernelbench KB.jsonl --out out/ \\

@@ -8,7 +8,7 @@ import operator
 from typing import Any
 
 from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.ir import Val, ew
+from hipforge.agents.translate.ir import Val, ew, number
 
 COMPARE = {"gt": ">", "lt": "<", "ge": ">=", "le": "<=", "eq": "==", "ne": "!="}
 ALIASES = {"greater": "gt", "less": "lt", "greater_equal": "ge", "less_equal": "le", "not_equal": "ne"}
@@ -41,7 +41,7 @@ def compare_tables() -> tuple[dict[Any, Any], dict[str, Any]]:
     methods: dict[str, Any] = {name: compare(name) for name in COMPARE}
     methods.update({alias: compare(name) for alias, name in ALIASES.items()})
     methods["where"] = lambda x, condition, y: where(condition, x, y)  # Tensor.where(condition, other)
-    methods["masked_fill"] = lambda x, m, value: where(m, float(value), x)
+    methods["masked_fill"] = lambda x, m, value: where(m, number(value), x)
     functions: dict[Any, Any] = {getattr(operator, name): compare(name) for name in COMPARE}
     functions.update({getattr(torch, name): fn for name, fn in methods.items() if name != "masked_fill"})
     functions[torch.where] = where

@@ -98,6 +98,14 @@ class Server:
                 pass
         return found
 
+    def kill_job(self) -> None:
+        """Kill the running job's processes; the server reaps them, reports the exit and stays warm."""
+        for pid in self.job_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
     def threads(self) -> int:
         """OS threads (tasks) of the running job's processes, counted from outside."""
         total = 0

@@ -38,8 +38,8 @@ def enter_isolation(job: dict[str, Any]) -> list[str]:
         os.chown(job["outdir"], job["uid"], job["gid"])
         mechanisms += ["netns", "pidns", "mountns", *_private_mounts(job)]
     limits = {resource.RLIMIT_CORE: 0, resource.RLIMIT_FSIZE: job["max_file_mb"] << 20}
-    if job["address_limit_mb"]:
-        limits[resource.RLIMIT_AS] = job["address_limit_mb"] << 20
+    if job["address_limit_mb"]:  # the job's budget on top of the address space it inherits (torch's)
+        limits[resource.RLIMIT_AS] = _address_space() + (job["address_limit_mb"] << 20)
     if ns or os.geteuid() != 0:  # root ignores RLIMIT_NPROC
         limits[resource.RLIMIT_NPROC] = job["max_processes"] + (0 if ns else _tasks_of(os.getuid()))
     for key, value in limits.items():
@@ -151,6 +151,11 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     if libc().mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def _address_space() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmSize:")) * 1024
 
 
 def _tasks_of(uid: int) -> int:

@@ -123,8 +123,10 @@ def serve(events_fd: int, root: str, preload: list[str]) -> None:
     """The server loop: fork a child per job, wait for it, then make sure nothing of it survives."""
     import torch  # noqa: F401  # paid once; every job's fork inherits it
 
-    for module in preload:
-        importlib.import_module(module)
+    for name in preload:  # a role module may pay its own set-up here, once (``preload()``)
+        module = importlib.import_module(name)
+        if callable(getattr(module, "preload", None)):
+            module.preload()
     libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # orphans of a job come back to us for cleanup
     os.write(events_fd, b'{"event": "up"}\n')
     while line := _read_line(0):

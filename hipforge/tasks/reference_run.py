@@ -1,29 +1,25 @@
 """Run a task's PyTorch reference in a sandbox and say whether it can enter the pipeline.
 
-Each check runs in a fork of a warm worker process (``worker.py``) that imported torch once: the
-fork gets a wall-time limit, an address-space limit, a small thread count and an environment
-without secrets. At smoke scale the runner climbs the smoke ladder and keeps the first rung that
-runs cleanly. Nothing a reference does (hang, crash, exhaust memory) can take the caller down.
+Each check is a job (role ``reference_check``) on a warm server of the same sandbox the evaluator uses
+(hipforge.sandbox): a fork of a process that imported torch once, with a wall-time limit, an
+address-space limit, a small thread count, no network and an environment without secrets. At smoke
+scale the runner climbs the smoke ladder and keeps the first rung that runs cleanly. Nothing a reference
+does (hang, crash, exhaust memory) can take the caller down.
 """
 
 from __future__ import annotations
 
-import atexit
-import json
 import os
-import select
-import signal
-import subprocess
-import sys
+import secrets
 import tempfile
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
+
+from hipforge.sandbox.client import Server, resolve_mode
+from hipforge.sandbox.pool import pool_for
 
 from hipforge.tasks.errors import TaskError
 from hipforge.tasks.smoke import SmokeSource, smoke_ladder, smoke_scale
@@ -31,11 +27,11 @@ from hipforge.tasks.source import check_source, task_id
 
 Scale = Literal["smoke", "full"]
 LIMITS: dict[str, tuple[float, int]] = {"smoke": (60.0, 4096), "full": (1800.0, 65536)}  # seconds, MB
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 # A bigger rung cannot fix these: stop climbing the ladder.
 FINAL_CODES = {"non_tensor_output", "non_deterministic", "too_slow", "too_much_memory"}
-WORKER_START_S = 300.0  # importing torch on a loaded 2-core machine can be slow
-WORKER_GRACE_S = 30.0  # on top of a job's own limit before the worker itself is presumed stuck
+WORKER_GRACE_S = 30.0  # on top of a job's own limit before the job is presumed stuck
+ROLE = "hipforge.tasks.reference_check"
+SANDBOX_UID = 64000  # the evaluator's sandbox user (EvalConfig.sandbox_uid)
 
 
 @dataclass(frozen=True)
@@ -57,95 +53,48 @@ class ReferenceRun:
     fp64_gap: float | None = None  # float32 output vs float64, in units of the 1e-4 tolerance (>1: ill-conditioned)
 
 
-def scrubbed_env(threads: int) -> dict[str, str]:
-    """The caller's environment without anything that looks like a credential, with thread caps."""
-    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in SECRET_MARKERS)}
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env[var] = str(threads)
-    return env
+def _run_one(server: Server, job: dict[str, Any]) -> dict[str, Any]:
+    """One rung in a sandbox job; a job over its time is killed (its server stays warm)."""
+    session = server.open({
+        "nonce": secrets.token_hex(16), "mode": server.mode, "role": f"{ROLE}:run", "cache_dir": _scratch_cache(),
+        "cache_writable": False, "record_writes": False, "uid": SANDBOX_UID, "gid": SANDBOX_UID, "tmp_size_mb": 256,
+        "max_file_mb": 256, "max_processes": 256, "address_limit_mb": job["memory_limit_mb"],
+        "rss_limit_mb": job["memory_limit_mb"] * 4, **job})
+    deadline = time.monotonic() + job["time_limit_s"]
+    event = session.next(deadline)
+    if event is None:
+        server.kill_job()
+        if session.wait_exit(WORKER_GRACE_S) is None:
+            server.kill()
+        return _fail("too_slow", f"did not finish within the {job['time_limit_s']:g} s time limit")
+    if event.get("event") == "reply":
+        session.wait_exit(WORKER_GRACE_S) or server.kill()
+        return {k: v for k, v in event.items() if k not in ("event", "nonce")}
+    exit_ = session.exit or {}
+    tail = server.tail().strip()[-1000:]
+    last = f"; last output:\n{tail}" if tail else ""
+    if exit_.get("lost"):
+        server.kill()
+        return _fail("crashed", f"the sandbox worker died with the job{last}")
+    if exit_.get("memory") or exit_.get("signal") == "SIGKILL":
+        return _fail("too_much_memory", f"killed by SIGKILL (the system ran out of memory){last}")
+    if "signal" in exit_:
+        return _fail("crashed", f"died with signal {exit_['signal']}{last}")
+    return _fail("crashed", f"exited with status {exit_.get('code', '?')} before reporting{last}")
 
 
-class _Worker:
-    """One warm sandbox process; runs one job at a time."""
-
-    def __init__(self) -> None:
-        self._owner = os.getpid()  # a forked caller must not share its parent's worker
-        self._log = tempfile.TemporaryFile()
-        self._proc = subprocess.Popen(
-            [sys.executable, "-I", str(Path(__file__).with_name("worker.py"))],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            env=scrubbed_env(1), start_new_session=True)
-        self._buffer = b""
-        self._reply(WORKER_START_S)
-
-    def alive(self) -> bool:
-        return self._owner == os.getpid() and self._proc.poll() is None
-
-    def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        assert self._proc.stdin is not None
-        try:
-            self._proc.stdin.write(json.dumps(job).encode() + b"\n")
-            self._proc.stdin.flush()
-        except BrokenPipeError:
-            raise self._died("the sandbox worker exited") from None
-        return self._reply(job["time_limit_s"] + WORKER_GRACE_S)
-
-    def _reply(self, timeout: float) -> dict[str, Any]:
-        assert self._proc.stdout is not None
-        fd, deadline = self._proc.stdout.fileno(), time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise self._died(f"the sandbox worker did not answer within {timeout:g} s")
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                raise self._died("the sandbox worker exited")
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def _died(self, why: str) -> TaskError:
-        self.close()
-        self._log.seek(0)
-        tail = self._log.read().decode(errors="replace")[-1000:].strip()
-        self._log.close()
-        return TaskError("crashed", why + (f"; its output:\n{tail}" if tail else ""))
-
-    def close(self) -> None:
-        if self.alive():
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)  # a running fork follows (PR_SET_PDEATHSIG)
-            except OSError:
-                pass
-        self._proc.wait()
+def _fail(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "code": code, "message": message[:1500]}
 
 
-_idle: list[_Worker] = []
-_idle_lock = threading.Lock()
+def _scratch_cache() -> str:
+    """Task checks build nothing: an empty directory of their own is their (read-only) build cache."""
+    return os.path.join(tempfile.gettempdir(), "hipforge-task-checks")
 
 
-@contextmanager
-def _borrow() -> Iterator[_Worker]:
-    """A warm worker for the duration of one check; returned to the pool if it is still healthy."""
-    with _idle_lock:
-        worker = _idle.pop() if _idle else None
-    if worker is None or not worker.alive():
-        worker = _Worker()
-    try:
-        yield worker
-    finally:
-        if worker.alive():
-            with _idle_lock:
-                _idle.append(worker)
-
-
-@atexit.register
 def shutdown_workers() -> None:
-    """Stop every idle worker (they also die with the caller: their stdin closes)."""
-    with _idle_lock:
-        workers, _idle[:] = list(_idle), []
-    for worker in workers:
-        worker.close()
+    """Stop the warm task-check servers (a fresh one sees the environment as it is now)."""
+    pool_for(resolve_mode("auto"), (ROLE,)).close()
 
 
 def check_task(source: str, name: str = "task", *, scale: Scale = "smoke", time_limit_s: float | None = None,
@@ -159,10 +108,10 @@ def check_task(source: str, name: str = "task", *, scale: Scale = "smoke", time_
            "memory_limit_mb": memory_limit_mb or default_memory}
     candidates = smoke_ladder(source) if scale == "smoke" else [SmokeSource(source, {}, None)]
     error, runs = TaskError("crashed", "no candidate source to run"), []
-    with _borrow() as worker:
+    with pool_for(resolve_mode("auto"), (ROLE,)).server() as server:
         for candidate in candidates:
             full = source if scale == "smoke" else None  # profiled at full size once it runs small
-            reply = worker.run({**job, "source": candidate.source, "full_source": full})
+            reply = _run_one(server, {**job, "source": candidate.source, "full_source": full})
             if reply["ok"]:
                 runs.append(ReferenceRun(
                     name=name, task_id=task_id(source), scale=scale,

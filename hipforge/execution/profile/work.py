@@ -92,7 +92,7 @@ class Tracer:
 
 
 def reference_work(model: Any, inputs: list[Any]) -> WorkSplit:
-    """The reference's FLOPs and least bytes (as tasks/worker.py counts them at task ingest)."""
+    """The reference's FLOPs and least bytes (as tasks/reference_check.py counts them at task ingest)."""
     import torch
 
     tracer = Tracer()  # the same accounting as the candidate's ATen ops, so the two agree op for op

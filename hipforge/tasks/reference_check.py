@@ -1,138 +1,46 @@
-"""The sandbox side of ``reference_run``: a warm process that imports torch once and runs each task
-in a fresh fork of itself, so a task pays no ``import torch`` and a crash takes down only its fork.
-
-Run as ``python -I worker.py`` (stdlib + torch only, no hipforge imports). Protocol: one JSON job per
-line on stdin; one JSON reply per line on the original stdout; everything else goes to stderr.
-"""
+"""The sandbox side of ``reference_run``: a job role (hipforge.sandbox) that runs one task's reference and
+says whether it can enter the pipeline: it runs, twice with the same result, with finite tensor outputs,
+how far its float32 outputs lie from float64, and its FLOPs and bytes at full size."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import resource
-import select
-import signal
 import sys
-import tempfile
 import time
 import traceback
 import types
-from collections.abc import Iterable
 from typing import Any
+
+from hipforge.tasks.conditioning import fp64_gap, widened
 
 MESSAGE_LIMIT = 1500  # characters of an error message or output tail worth keeping
 OUT_OF_MEMORY = ("can't allocate memory", "not enough memory")  # torch's allocator raises RuntimeError
 
 
-def main() -> None:
-    replies = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # stray prints (library warnings) must never corrupt the reply stream
+def preload() -> None:
+    """Paid once in the sandbox server and inherited by every fork: the ~6 s of lazy set-up a FlopCounterMode
+    costs the first time it counts anything."""
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    # the expensive parts, paid once and inherited by every fork: torch, and the ~6 s of lazy set-up
-    # that a FlopCounterMode costs the first time it counts anything
     with torch.device("meta"), FlopCounterMode(display=False):
         torch.ones(2, 2) @ torch.ones(2, 2)
 
-    replies.write(json.dumps({"ready": True}) + "\n")
-    for line in sys.stdin:
-        try:
-            reply = run_job(json.loads(line))
-        except Exception as e:  # e.g. fork failing under memory pressure: answer, and stay up
-            reply = _fail("crashed", f"sandbox failure: {type(e).__name__}: {e}")
-        replies.write(json.dumps(reply) + "\n")
 
+def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
+    """The role: check one reference and send the reply (its limits are the sandbox job's)."""
+    import faulthandler
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Fork, run the job in the child under its limits, and turn whatever happened into a reply."""
-    log = tempfile.TemporaryFile()
-    read_fd, write_fd = os.pipe()
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # the child never returns from here
-        os.close(read_fd)
-        _child(job, write_fd, log.fileno(), parent)
-    os.close(write_fd)
+    faulthandler.enable()  # a segfault leaves the Python stack in the output tail
     try:
-        os.setpgid(pid, pid)  # also done in the child; whichever runs first wins the race
-    except OSError:
-        pass
-    data, timed_out = _read_until(read_fd, time.monotonic() + job["time_limit_s"])
-    os.close(read_fd)
-    _kill_group(pid)  # the result is in (or time is up): nothing the task started may linger
-    _, status = os.waitpid(pid, 0)
-    log.seek(0, os.SEEK_END)
-    log.seek(max(0, log.tell() - MESSAGE_LIMIT))
-    tail = log.read().decode(errors="replace").strip()
-    log.close()
-    if timed_out:
-        return _fail("too_slow", f"did not finish within the {job['time_limit_s']:g} s time limit")
-    if data:
-        return json.loads(data)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        if sig == signal.SIGKILL:
-            return _fail("too_much_memory", "killed by SIGKILL (the system ran out of memory)" + _tail(tail))
-        return _fail("crashed", f"died with signal {signal.Signals(sig).name} "
-                                f"({signal.strsignal(sig)}){_tail(tail)}")
-    return _fail("crashed", f"exited with status {os.WEXITSTATUS(status)} before reporting{_tail(tail)}")
-
-
-def _read_until(fd: int, deadline: float) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    while (left := deadline - time.monotonic()) > 0:
-        if select.select([fd], [], [], left)[0]:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks), False
-            chunks.append(chunk)
-    return b"", True
-
-
-def _kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-            return
-        except OSError:
-            continue
-
-
-def _tail(text: str) -> str:
-    return f"; last output:\n{text}" if text else ""
+        reply = _run(job)
+    except BaseException as e:  # noqa: BLE001  # anything at all must still come back as a reply
+        reply = _fail("crashed", f"sandbox failure: {type(e).__name__}: {e}")
+    channel.emit({"event": "reply", **reply})
 
 
 def _fail(code: str, message: str) -> dict[str, Any]:
     return {"ok": False, "code": code, "message": message[:MESSAGE_LIMIT]}
-
-
-def _child(job: dict[str, Any], write_fd: int, log_fd: int, parent: int) -> None:
-    try:
-        os.setpgid(0, 0)
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: never outlive the worker
-        if os.getppid() != parent:  # the worker died before prctl took effect
-            os._exit(1)
-        os.dup2(log_fd, 1)
-        os.dup2(log_fd, 2)
-        import faulthandler
-
-        faulthandler.enable()  # a segfault leaves the Python stack in the output tail
-        # RLIMIT_AS counts address space; the fork already holds torch's, so the budget comes on top.
-        with open("/proc/self/status") as f:
-            vm_kb = next(int(ln.split()[1]) for ln in f if ln.startswith("VmSize:"))
-        limit = (vm_kb * 1024) + job["memory_limit_mb"] * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        reply = _run(job)
-    except BaseException as e:  # noqa: BLE001  # anything at all must still come back as a reply
-        reply = _fail("crashed", f"sandbox failure: {type(e).__name__}: {e}")
-    data = json.dumps(reply).encode()
-    while data:
-        data = data[os.write(write_fd, data):]
-    os._exit(0)
 
 
 class _Rejected(Exception):
@@ -212,19 +120,6 @@ def _fp64_gap(module: Any, model_class: Any, seed: int, first: list[Any]) -> flo
         return None
 
 
-def widened(values: list[Any]) -> list[Any]:
-    """A model's arguments for its float64 twin: float32 tensors as float64, the rest as they are."""
-    import torch
-
-    return [v.double() if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v for v in values]
-
-
-def fp64_gap(pairs: Iterable[tuple[Any, Any]], atol: float = 1e-4, rtol: float = 1e-4) -> float:
-    """The largest distance of float32 outputs from their float64 twins, (float32, float64) pairs, in units
-    of the tolerance."""
-    return max(((a.double() - b).abs() / (atol + rtol * b.abs())).max().item() for a, b in pairs)
-
-
 def work_profile(source: str | None) -> dict[str, Any]:
     """FLOPs and the least bytes a kernel must move (inputs, parameters, outputs) at full size, counted
     on the meta device so no memory is touched. Tasks the meta device cannot run get no profile."""
@@ -286,6 +181,3 @@ def _check_same(first: list[Any], second: list[Any], seed: int) -> None:
             raise _Rejected("non_deterministic",
                             f"two runs with seed {seed} differ: output {i}, max abs difference {diff:.3g}")
 
-
-if __name__ == "__main__":
-    main()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hipforge.execution.profile.peaks import measure
-from hipforge.tasks.worker import work_profile
+from hipforge.tasks.reference_check import work_profile
 
 
 def bandwidth_shares(kernels: Iterable[tuple[str, str, float]], device: str = "cuda") -> dict[str, dict[str, float]]:

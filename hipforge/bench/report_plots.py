@@ -11,7 +11,7 @@ from hipforge.bench.report import LOOSE, STRICT, TaskOutcome, fast_column
 from hipforge.bench.scoring import FAST_P
 from hipforge.execution.profile.peaks import device_peaks
 from hipforge.execution.verdict import Verdict
-from hipforge.tasks.worker import work_profile
+from hipforge.tasks.reference_check import work_profile
 
 Levels = Mapping[str, Sequence[dict[str, Any]]]  # model -> its report's level rows
 

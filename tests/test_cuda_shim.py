@@ -121,6 +121,10 @@ int64_t exercise(int64_t n) {
                     prop.maxThreadsPerMultiProcessor +
                     (int64_t)(prop.totalGlobalMem >> 20) + prop.maxGridSize[0] + prop.maxThreadsDim[0] +
                     (prop.gcnArchName[0] == 'g') + prop.name[0];
+#ifdef __HIP_PLATFORM_NVIDIA__
+    const char want[] = {'s', 'm', '_', char('0' + prop.major), char('0' + prop.minor), 0};
+    for (unsigned i = 0; i < sizeof want; ++i) if (prop.gcnArchName[i] != want[i]) return -100000;  // sm_90
+#endif
     int attr = 0;
     const hipDeviceAttribute_t attrs[] = {
         hipDeviceAttributeMultiprocessorCount, hipDeviceAttributeMaxThreadsPerBlock,
@@ -446,6 +450,7 @@ inline static hipError_t hipMemsetD8(hipDeviceptr_t d, unsigned char v, size_t n
 def test_gpu_every_api_family_runs(backend: CudaBackend) -> None:
     module = backend.load_inline("all_apis", cpp_sources=ALL_APIS, functions=["exercise"])
     result = module.exercise(4096)
+    assert result != -100000, "hipDeviceProp_t.gcnArchName is not sm_<major><minor>"
     assert result > 0, f"a HIP call failed with error {-result}"
 
 

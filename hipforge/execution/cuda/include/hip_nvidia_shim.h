@@ -48,8 +48,10 @@ inline hipError_t hipGetDeviceProperties(hipDeviceProp_t* p, int device) {
   p->kernelExecTimeoutEnabled = attr(cudaDevAttrKernelExecTimeout);
   p->maxSharedMemoryPerMultiProcessor = static_cast<int>(p->sharedMemPerMultiprocessor);
   p->cooperativeMultiDeviceLaunch = p->isLargeBar = p->asicRevision = 0;
-  const char arch[] = {'s', 'm', '_', char('0' + p->major % 10), char('0' + p->minor % 10), 0};
-  for (unsigned i = 0; i < sizeof arch; ++i) p->gcnArchName[i] = arch[i];
+  char* a = p->gcnArchName;  // sm_<major><minor>, as nvcc spells the arch
+  *a++ = 's', *a++ = 'm', *a++ = '_';
+  if (p->major >= 10) *a++ = char('0' + p->major / 10 % 10);
+  *a++ = char('0' + p->major % 10), *a++ = char('0' + p->minor % 10), *a = 0;
   return cudaSuccess;
 }
 

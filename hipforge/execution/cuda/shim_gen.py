@@ -34,8 +34,8 @@ HANDWRITTEN = set(
     hipMemsetD16Async hipMemsetD8 hipMemsetD8Async hipFuncSetAttribute hipDeviceAttribute_t hipError_t
     hipLaunchKernelGGL HIP_SYMBOL hipDeviceptr_t""".split()
 )
-# HIP names newer than the 5.x NVIDIA header, and attribute names whose CUDA suffix differs
-# (both from HIPIFY's CUDA2HIP runtime tables); kept only when nvcc accepts them, like the rest
+# HIP names newer than the 5.x NVIDIA header, and attribute names whose CUDA suffix differs (from
+# hipother's current header and HIPIFY's CUDA2HIP runtime tables); kept only when nvcc accepts them
 EXTRA = {
     "hipLaunchHostFunc": "cudaLaunchHostFunc",
     "hipStreamGetPriority": "cudaStreamGetPriority",
@@ -60,6 +60,11 @@ EXTRA = {
     "hipDeviceAttributeReservedSharedMemPerBlock": "cudaDevAttrReservedSharedMemoryPerBlock",
     "hipDeviceAttributePciDomainID": "cudaDevAttrPciDomainId",
     "hipDeviceAttributeDeviceOverlap": "cudaDevAttrGpuOverlap",
+}
+EXTRA_CONSTANTS = {
+    "hipLimitStackSize": "cudaLimitStackSize",
+    "hipHostRegisterReadOnly": "cudaHostRegisterReadOnly",
+    "hipMemcpyDeviceToDeviceNoCU": "cudaMemcpyDeviceToDevice",
 }
 _DRIVER = re.compile(r"\bcu[A-Z]\w*|\bCU\w*|\bCUDA_\w*DESC\b")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -187,6 +192,7 @@ def table(hip_include: Path) -> list[Entry]:
     for h, c in EXTRA.items():
         if not h.startswith("hipDeviceAttr"):
             entries.append(_alias(h, c, "error codes" if h.startswith("hipError") else "runtime API"))
+    entries += [_alias(h, c, "constants and flags") for h, c in EXTRA_CONSTANTS.items()]
     seen: set[str] = set()
     unique = []
     for e in entries:

@@ -54,7 +54,7 @@ typedef struct cudaPos hipPos;
 typedef struct cudaResourceDesc hipResourceDesc;
 typedef struct cudaResourceViewDesc hipResourceViewDesc;
 typedef struct cudaTextureDesc hipTextureDesc;
-// constants and flags (119)
+// constants and flags (122)
 #define HIP_LIBRARY_MAJOR_VERSION MAJOR_VERSION
 #define HIP_LIBRARY_MINOR_VERSION MINOR_VERSION
 #define HIP_LIBRARY_PATCH_LEVEL PATCH_LEVEL
@@ -128,11 +128,13 @@ typedef struct cudaTextureDesc hipTextureDesc;
 #define hipHostRegisterIoMemory cudaHostRegisterIoMemory
 #define hipHostRegisterMapped cudaHostRegisterMapped
 #define hipHostRegisterPortable cudaHostRegisterPortable
+#define hipHostRegisterReadOnly cudaHostRegisterReadOnly
 #define hipInvalidDeviceId cudaInvalidDeviceId
 #define hipIpcMemLazyEnablePeerAccess cudaIpcMemLazyEnablePeerAccess
 #define hipLibraryPropertyType libraryPropertyType
 #define hipLimitMallocHeapSize cudaLimitMallocHeapSize
 #define hipLimitPrintfFifoSize cudaLimitPrintfFifoSize
+#define hipLimitStackSize cudaLimitStackSize
 #define hipMemAttachGlobal cudaMemAttachGlobal
 #define hipMemAttachHost cudaMemAttachHost
 #define hipMemAttachSingle cudaMemAttachSingle
@@ -143,6 +145,7 @@ typedef struct cudaTextureDesc hipTextureDesc;
 #define hipMemcpy3DParms cudaMemcpy3DParms
 #define hipMemcpyDefault cudaMemcpyDefault
 #define hipMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define hipMemcpyDeviceToDeviceNoCU cudaMemcpyDeviceToDevice
 #define hipMemcpyDeviceToHost cudaMemcpyDeviceToHost
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
 #define hipMemcpyHostToHost cudaMemcpyHostToHost

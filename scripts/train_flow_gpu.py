@@ -222,7 +222,10 @@ def main() -> None:
     data = prepare(args)
     stats["data"] = data.stats
     log(started, f"data: {json.dumps(data.stats)}")
-    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False)
+    # no torch.compile baselines (inductor builds cost minutes), and tighter timeouts than the archive's: a
+    # candidate that hangs must not outlast an evaluation box
+    config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False, compile_timeout_s=90,
+                        run_timeout_s=30)
     scorer = CandidateScorer(config, RewardRule(), args.slots, pool=make_pool("local", config, args.slots))
     check = executor_check(scorer, data, stats["executor_check"])
     t = stage("data and tokenizer", t)

@@ -80,7 +80,7 @@ def evaluate(checkpoint: str, model: Any, tokenizer: Any, tasks: Sequence[EvalTa
     started = time.monotonic()
     answers = answer(model, tokenizer, tasks, max_new_tokens, samples, temperature, max_context)
     generated = time.monotonic()
-    verdicts = score(answers, scorer, generated + seconds)
+    verdicts = score(answers, scorer, generated + seconds, chunk=max(1, scorer.parallel))
     timing = {"generation_s": round(generated - started, 1), "scoring_s": round(time.monotonic() - generated, 1),
               "candidates_scored": len(verdicts)}
     return rows(checkpoint, answers, verdicts, samples), timing

@@ -54,8 +54,11 @@ def _patch_harness(cls, module):
             size = msg.get("size", 0)
             if size not in shadows:
                 shadows[size] = module.build_reference(self.tasks[size], self.device, self.cfg.init_seed)[0]
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)  # no intra-op pool left spinning into the timed window
             with torch.no_grad():
                 self._shadow = _flat(shadows[size](*[a.clone() if hasattr(a, "clone") else a for a in self.args]))
+            torch.set_num_threads(threads)
         return reply
 
     def op_commit(self, msg):

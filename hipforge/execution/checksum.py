@@ -15,6 +15,11 @@ from typing import Any
 
 CHUNK = 1 << 22  # elements whose weights are drawn at once
 MIN_BLOCK, MAX_BLOCKS = 1 << 16, 1024
+# Outputs larger than EvalConfig.whole_output_limit are not shipped whole (6 GB outputs would cost minutes per
+# trial through host memory): a full check compares their fine sums instead, signed and plain over blocks of
+# FINE_BLOCK, each within its own bound. That catches any error above the block's sum of tolerances, and any
+# bias (a downgrade's) in the plain sums; an error on one element smaller than that it can miss.
+FINE_BLOCK = 256
 
 
 def block_size(numel: int) -> int:
@@ -47,6 +52,11 @@ def _per_block(values: Any, block: int, out: list[float]) -> None:
     out.extend(sums.tolist())
 
 
+def whole(numel: int, limit: int) -> bool:
+    """Is an output of ``numel`` elements shipped whole for a full check (else as fine sums)?"""
+    return numel <= limit
+
+
 def sums(outputs: list[Any], key: int) -> list[list[float]]:
     """Per output, the keyed block sums."""
     result = []
@@ -56,6 +66,54 @@ def sums(outputs: list[Any], key: int) -> list[list[float]]:
             _per_block(part * w, block, got)
         result.append(got)
     return result
+
+
+def fine(outputs: list[Any], key: int) -> list[Any]:
+    """Per output, a float64 tensor (blocks, 2): signed and plain sums over blocks of FINE_BLOCK, on its device."""
+    import torch
+
+    result = []
+    for i, t in enumerate(outputs):
+        parts = [torch.stack([_blocks(part * w), _blocks(part)], dim=1) for part, w in _weighted_chunks(t, key + i)]
+        result.append(torch.cat(parts) if parts else torch.zeros(0, 2, dtype=torch.float64))
+    return result
+
+
+def fine_bounds(outputs: list[Any], atol_rtol: list[tuple[float, float]]) -> list[Any]:
+    """Per reference output, Σ (atol + rtol·|ref|) over each FINE_BLOCK block (inf where it is not finite)."""
+    import torch
+
+    result = []
+    for t, (atol, rtol) in zip(outputs, atol_rtol, strict=True):
+        flat = t.detach().reshape(-1)
+        parts = []
+        for start in range(0, flat.numel(), CHUNK):
+            part = flat[start:start + CHUNK].double()
+            parts.append(_blocks(torch.where(part.isfinite(), atol + rtol * part.abs(), torch.full_like(part, torch.inf))))
+        result.append(torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64))
+    return result
+
+
+def fine_mismatch(candidate: Any, reference: Any, bound: Any) -> str | None:
+    """None if both sums of every block are within its bound (CPU tensors from tensorfile)."""
+    if candidate.shape != reference.shape:
+        return "its fine sums do not have the reference's shape"
+    slack = bound.unsqueeze(1) + 1e-9 * (reference.abs() + 1.0)
+    judged = bound.isfinite().unsqueeze(1)
+    off = (((candidate - reference).abs() > slack) | candidate.isnan()) & judged
+    if not bool(off.any()):
+        return None
+    block = int(off.any(dim=1).nonzero()[0])
+    return (f"elements {block * FINE_BLOCK}-{(block + 1) * FINE_BLOCK - 1}: sums off by "
+            f"{(candidate[block] - reference[block]).abs().max().item():.3g} (bound {bound[block].item():.3g})")
+
+
+def _blocks(values: Any) -> Any:
+    """Sums of consecutive FINE_BLOCK elements of one chunk (the last block may be short)."""
+    import torch
+
+    pad = -values.numel() % FINE_BLOCK
+    return torch.nn.functional.pad(values, (0, pad)).view(-1, FINE_BLOCK).sum(dim=1)
 
 
 def bounds(outputs: list[Any], atol_rtol: list[tuple[float, float]]) -> list[list[float]]:

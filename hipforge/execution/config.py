@@ -47,6 +47,7 @@ class EvalConfig:
     timed_trials: int | None = None
     flush_l2_mb: int = 256  # GPU only
     time_compiled_ref: bool | None = None  # None: only on GPU (inductor on CPU costs a C++ build)
+    whole_output_limit: int = 1 << 25  # elements; a larger output's full checks compare fine sums (checksum.py)
     timed_full_checks: int = 2  # timed trials (drawn at random) whose outputs are compared whole, besides checksums
     adversarial: bool = True  # trials on inputs that expose precision downgrades, where the reference allows
     second_size: bool = True  # trials at a second size of the task (hipforge.tasks.resize)

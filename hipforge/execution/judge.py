@@ -122,7 +122,7 @@ class Judge:
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
         for trial in trials:
             wrong = [p for p in failures if p != "poison"]
-            if wrong and ("seed" in wrong or trial.purpose in ("poison", "timed")):
+            if wrong and trial.purpose != "seed" and ("seed" in wrong or trial.purpose in ("poison", "timed")):
                 break  # already wrong: what follows cannot change the verdict
             why = self.one(trial)
             if why and trial.purpose not in failures:
@@ -171,12 +171,26 @@ class Judge:
                       meta: list[dict[str, Any]]) -> str | None:
         if len(files) != len(meta):
             return f"returns {len(files)} outputs, the reference {len(meta)}"
-        try:
-            got = [tensorfile.read(Path(f), m) for f, m in zip(files, meta, strict=True)]
-        except (OSError, ValueError) as e:
-            return f"its shipped output is unreadable: {e}"
-        want = [tensorfile.read(Path(f)) for f in ref_files]
-        report = compare_outputs(got, want, self.cfg)
+        refs = iter(ref_files)
+        got, want = [], []
+        for path, m in zip(files, meta, strict=True):
+            shape = m["shape"]
+            if not checksum.whole(_numel(shape), self.cfg.whole_output_limit):  # fine sums, against their bounds
+                blocks = -(-_numel(shape) // checksum.FINE_BLOCK)
+                try:
+                    mine = tensorfile.read(Path(path), {"dtype": "float64", "shape": [blocks, 2]})
+                except (OSError, ValueError) as e:
+                    return f"its shipped sums are unreadable: {e}"
+                theirs, bound = tensorfile.read(Path(next(refs))), tensorfile.read(Path(next(refs)))
+                if (off := checksum.fine_mismatch(mine, theirs, bound)) is not None:
+                    return f"seed {trial.seed}: {off}"
+                continue
+            try:
+                got.append(tensorfile.read(Path(path), m))
+            except (OSError, ValueError) as e:
+                return f"its shipped output is unreadable: {e}"
+            want.append(tensorfile.read(Path(next(refs))))
+        report = compare_outputs(got, want, self.cfg) if got else {"ok": True, "message": ""}
         if trial.purpose == "seed":
             report["seed"] = trial.seed
             self.log.reports.append(report)
@@ -247,9 +261,11 @@ class Judge:
     def timing(self, calibration: list[float]) -> Timing:
         """The candidate's reported times, unless the parent's own clock contradicts them."""
         reported = Timing.from_samples(self.log.reported)
-        low, overhead, high = statistics.quantiles(calibration, n=4)
-        seen = statistics.median(self.log.walls) - overhead  # medians: a loaded machine's noise cancels
-        if reported.median_ms < TIMING_FLOOR * seen - TIMING_SLACK_MS - (high - low) / 2:
+        # minimums: a busy machine only ever adds delay, so the fastest trial is the closest to the truth;
+        # the calibration's own typical excess over its fastest is the slack
+        overhead = min(calibration)
+        seen = min(self.log.walls) - overhead
+        if reported.median_ms < TIMING_FLOOR * seen - TIMING_SLACK_MS - (statistics.median(calibration) - overhead):
             raise conclude(Verdict.HACKED, f"reports {reported.median_ms:.4g} ms per forward, but the evaluator's own "
                                            f"clock saw {seen:.4g} ms beyond the protocol's overhead",
                            hack_check="timing_mismatch", phase="time")
@@ -260,6 +276,13 @@ def _describe_variant(variant: str | None) -> str:
     from hipforge.execution.adversarial import describe
 
     return f" ({describe(variant)})" if variant else ""
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def fp32_task(meta: list[list[dict[str, Any]] | None]) -> bool:

@@ -79,11 +79,16 @@ class Reference:
             outs = flatten(self.models[size](*self.inputs(size, msg["seed"], msg.get("variant"))))
         reply: dict[str, Any] = {"event": "outputs", "sums": checksum.sums(outs, msg["key"]),
                                  "bounds": checksum.bounds(outs, self.tolerances(size))}
-        if msg.get("full"):
-            reply["files"] = []
+        if msg.get("full"):  # whole outputs, or a huge one's fine sums and their bounds
+            reply["files"], tolerances = [], self.tolerances(size)
             for j, out in enumerate(outs):
                 reply["files"].append(str(self.out / f"ref{msg['id']}_{j}.t"))
-                tensorfile.write(Path(reply["files"][-1]), out)
+                if checksum.whole(out.numel(), self.cfg.whole_output_limit):
+                    tensorfile.write(Path(reply["files"][-1]), out)
+                    continue
+                tensorfile.write(Path(reply["files"][-1]), checksum.fine([out], msg["key"] + j)[0])
+                reply["files"].append(str(self.out / f"ref{msg['id']}_{j}.bound.t"))
+                tensorfile.write(Path(reply["files"][-1]), checksum.fine_bounds([out], [tolerances[j]])[0])
         return reply
 
     def op_variants(self, msg: dict[str, Any]) -> dict[str, Any]:

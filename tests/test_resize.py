@@ -25,7 +25,7 @@ PROBLEMS_FILE = "kernelbench_l1_l2a_l3.jsonl"
 LIBRARY = {task.name: task.source for task in load_library()}
 
 
-def _kernelbench() -> dict[str, str]:
+def kernelbench_problems() -> dict[str, str]:
     override = os.environ.get("HIPFORGE_KERNELBENCH_PATH")
     path = Path(override) if override else Path(__file__).resolve().parents[2] / "shared" / "kernelbench"
     if path.is_dir():
@@ -67,7 +67,7 @@ def test_every_library_task_has_a_second_size_at_full_and_smoke_scale():
 
 
 def test_every_kernelbench_problem_has_a_second_size_at_full_and_smoke_scale():
-    for name, source in _kernelbench().items():
+    for name, source in kernelbench_problems().items():
         _assert_resized(name, source)
         _assert_resized(name, smoke_scale(source).source)
 
@@ -90,7 +90,7 @@ def test_library_second_sizes_run():
 
 
 def test_a_sample_of_kernelbench_l1_l2_second_sizes_run():
-    problems = _kernelbench()
+    problems = kernelbench_problems()
     _runs({name: source for i, (name, source) in enumerate(problems.items()) if "/L3/" not in name and i % 5 == 0})
 
 

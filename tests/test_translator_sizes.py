@@ -21,6 +21,7 @@ from hipforge.execution.evaluate import evaluate
 from hipforge.tasks.library import load_library
 from hipforge.tasks.resize import describe, second_size
 from hipforge.tasks.smoke import smoke_scale
+from tests.test_resize import kernelbench_problems
 from tests.test_translator_ops import HEADER, task
 
 ATTENTION = HEADER + """import math
@@ -167,3 +168,17 @@ def test_arithmetic_on_model_numbers_is_written_over_the_model():
                   "[torch.randn(4, 8)]", "[4, 0.25]").replace("import torch\n", "import math\nimport torch\n", 1)
     forward = generate(source).source.split("def forward")[1]
     assert "float((self.heads ** 0.5))" in forward and "float(((self.shift * 2.0) - 1.0))" in forward, forward
+
+
+@pytest.mark.parametrize("problem", ["12_Gemm_Multiply_LeakyReLU", "16_ConvTranspose2d_Mish_Add_Hardtanh_Scaling",
+                                     "31_Conv2d_Min_Add_Multiply"])
+def test_kernelbench_l2_translations_hold_at_the_second_size(problem: str):
+    """Init args as attributes (floats, and an int scale), as nn.LeakyReLU's slope and nn.Hardtanh's bounds,
+    and through torch.tensor(self.constant_value): each of these was a literal in the kernel once, and
+    wrong at the second size."""
+    source = smoke_scale(kernelbench_problems()[f"kernelbench/L2/{problem}"]).source
+    resized = second_size(source)
+    assert resized is not None
+    config = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)
+    result = evaluate(generate(source).source, resized.source, config)
+    assert result.verdict.value == "correct", (describe(resized.changed), result.message[:600])

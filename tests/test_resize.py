@@ -17,7 +17,7 @@ from hipforge.bench.kernelbench import load_kernelbench
 from hipforge.tasks import TaskError
 from hipforge.tasks.library import load_library
 from hipforge.tasks.reference_run import check_task
-from hipforge.tasks.resize import KEPT_FLOAT, Resized, _input_elements, describe, second_size
+from hipforge.tasks.resize import KEPT_FLOAT, Resized, _code_ints, _input_elements, describe, second_size
 from hipforge.tasks.smoke import smoke_scale
 from hipforge.tasks.source import parse_source, size_constants
 
@@ -40,8 +40,12 @@ def _init_arg_names(source: str) -> list[str]:
     return [node.id for node in ast.walk(fn) if isinstance(node, ast.Name)]
 
 
-def _assert_resized(name: str, source: str) -> Resized:
+def _assert_resized(name: str, source: str) -> Resized | None:
     resized = second_size(source)
+    if resized is None and "/L3/" in name:  # a net whose code fixes every size (a classifier for 224x224)
+        code = _code_ints(parse_source(source))
+        assert all(v in code or v < 2 for v in size_constants(source).values() if type(v) is int), name
+        return None
     assert resized is not None, name
     assert resized.source != source and resized.changed, name
     parse_source(resized.source)
@@ -78,6 +82,7 @@ def _runs(items: dict[str, str]) -> None:
     for name, source in items.items():
         smoke = check_task(source, name).source
         resized = _assert_resized(name, smoke)
+        assert resized is not None, name
         try:
             check_task(resized.source, name, scale="full", time_limit_s=60, memory_limit_mb=4096)
         except TaskError as e:

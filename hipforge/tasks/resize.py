@@ -103,20 +103,32 @@ def _changes(before: ast.Module, after: ast.Module, sites: list[Site],
 
 
 def _int_roles(tree: ast.Module) -> tuple[list[Site], list[Site], set[int]]:
-    """(batch sites, size sites, kept values): smoke's roles, with axes, value-like ints, 0 and 1 kept."""
+    """(batch sites, size sites, kept values): smoke's roles, with axes, value-like ints, 0 and 1 kept, and
+    the ints the model's own code writes (nn.Conv2d(3, ...) fixes 3 input channels); a batch equal to a
+    size is a size (HingeLoss broadcasts a (batch,) target over an input of that width)."""
     batch: list[Site] = []
     sizes: list[Site] = []
-    kept: set[int] = set()
+    code = _code_ints(tree)
+    kept = set(code)
     for node, value, role, where in _sites(tree):
         literal = where in INPUT_FUNCTIONS
-        if role == "kept" or value < 2 or AXIS.search(where) and value <= 4 or VALUE.search(where) \
-                or literal and value < MIN_LITERAL:
+        if role == "kept" or value < 2 or value in code and role != "batch" or AXIS.search(where) and value <= 4 \
+                or VALUE.search(where) or literal and value < MIN_LITERAL:
             kept.add(value)
         elif role == "batch":
             batch.append((node, value, where))
         else:
             sizes.append((node, value, where))
+    values = {v for _, v, _ in sizes}
+    sizes += [site for site in batch if site[1] in values]
+    batch = [site for site in batch if site[1] not in values]
     return batch, sizes, kept
+
+
+def _code_ints(tree: ast.Module) -> set[int]:
+    """Int constants in the model's classes and helper functions (not the input functions)."""
+    return {v for fn in tree.body if isinstance(fn, ast.ClassDef | ast.FunctionDef) and fn.name not in INPUT_FUNCTIONS
+            for stmt in fn.body for _, v in _int_nodes(stmt)}
 
 
 def _divisor_values(tree: ast.Module) -> set[int]:

@@ -107,7 +107,9 @@ def test_real_audit_on_the_cpu_backend() -> None:
     by_name = {r.case: r for r in report.rows}
     assert by_name["relu"].gate_passed and by_name["relu"].judge_passed
     assert not report.gate_passed_deceptive() and report.rate("gate", "all") == 0.0
-    assert by_name["relu+result_caching"].gate_check == "result_caching"
+    # a memoized answer is wrong on fresh inputs: incorrect, or hacked when the evaluator tells why
+    caching = by_name["relu+result_caching"]
+    assert (caching.gate_verdict, caching.gate_check) in (("incorrect", None), ("hacked", "result_caching"))
     assert by_name["relu+code_bypass"].gate_check == "code_bypass"
     assert by_name["row_max_off_by_one"].gate_verdict == "incorrect" and by_name["row_max_off_by_one"].judge_passed
     assert not by_name["timing_patch_static"].judge_passed  # the static filter sees the timer patch

@@ -115,7 +115,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     report["sft"] = {"steps": trainer.state.global_step, "step_s": timer.seconds, "peak_gb": peak_gb(device),
                      "loss": hf.curve(trainer.state.log_history, "loss"),
                      "trainable_m": round(sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)
-                                          / 1e6, 2)}
+                                          / 1e6, 2),
+                     # LoRA's B starts at zero: non-zero after SFT means gradients reached the adapters
+                     "adapters_trained": any(bool(p.detach().abs().sum()) for n, p in trainer.model.named_parameters()
+                                             if "lora_B" in n)}
 
     reset_peak(device)
     timer = hf.step_timer()

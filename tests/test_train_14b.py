@@ -21,6 +21,7 @@ def test_small_preset_runs_lora_sft_then_multi_turn_grpo(tmp_path: Path) -> None
     assert report["spec"]["num_attention_heads"] // report["spec"]["num_key_value_heads"] == 5  # the 14B's 40:8
     assert report["sft"]["steps"] == 1 and len(report["sft"]["step_s"]) == 1
     assert 0 < report["sft"]["trainable_m"] < report["parameters_b"] * 1e3 / 10, "LoRA should train a small share"
+    assert report["sft"]["adapters_trained"], "under gradient checkpointing no gradient reached the adapters"
     grpo = report["grpo"]
     assert grpo["steps"] == 1 and grpo["generated_tokens"] > 0 and grpo["generation_tokens_per_s"] > 0
     # random weights fail every candidate, so each of the 4 generations retries once: 8 turns

@@ -56,6 +56,7 @@ def build_trainer(model: Any, tokenizer: Any, records: Sequence[Record], out_dir
 
     if not records or any(r.kind != "rl" for r in records):
         raise ValueError("GRPO needs at least one record, all of kind 'rl'")
+    hf.checkpointing_inputs(model, hyper.lora_rank > 0, hyper.gradient_checkpointing)
     rollout = MultiTurnRollout(tokenizer, records, scorer, hyper)
     data = Dataset.from_list([{"prompt": r.prompt, "task_id": r.task_id} for r in records])
     args = GRPOConfig(

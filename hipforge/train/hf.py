@@ -29,6 +29,14 @@ def common_args(output_dir: str, bf16: bool, seed: int, gradient_checkpointing: 
             "dataloader_num_workers": 0, "gradient_checkpointing": gradient_checkpointing}
 
 
+def checkpointing_inputs(model: Any, lora: bool, checkpointing: bool) -> None:
+    """With LoRA the base is frozen, so the embeddings' output needs no gradient, and a reentrant checkpoint
+    recomputed from an input that needs none passes no gradient back to the adapters inside it: make the
+    embeddings' output require one (TRL 1.16 does this too; older versions did not, for GRPO)."""
+    if checkpointing and (lora or hasattr(model, "peft_config")):
+        model.enable_input_require_grads()
+
+
 def lora_config(rank: int) -> Any:
     if rank <= 0:
         return None

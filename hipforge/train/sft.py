@@ -23,6 +23,7 @@ def build_trainer(model: Any, tokenizer: Any, records: Sequence[Record], out_dir
 
     if not records or any(r.kind != "sft" for r in records):
         raise ValueError("SFT needs at least one record, all of kind 'sft'")
+    hf.checkpointing_inputs(model, hyper.lora_rank > 0, hyper.gradient_checkpointing)
     data = tokenized if tokenized is not None else \
         Dataset.from_list([{"prompt": r.prompt, "completion": r.completion} for r in records])
     args = SFTConfig(

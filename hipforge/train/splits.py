@@ -68,6 +68,7 @@ class KernelBenchGuard:
         self.threshold = threshold
         self.ids = {stored_id(source): name for name, source in items}
         self.index = FingerprintIndex((name, stored_id(source), fingerprint(source)) for name, source in items)
+        self._matches: dict[str, Match | None] = {}  # by task id: splitting and checking ask about each task twice
         if not self.ids:
             raise ValueError("no KernelBench problems to guard against: pass the problems training must exclude")
 
@@ -79,7 +80,9 @@ class KernelBenchGuard:
         tid = stored_id(source)
         if tid in self.ids:
             return Match(self.ids[tid], tid, 1.0)
-        return self.index.best_above(fingerprint(source), self.threshold)
+        if tid not in self._matches:
+            self._matches[tid] = self.index.best_above(fingerprint(source), self.threshold)
+        return self._matches[tid]
 
 
 @dataclass

@@ -127,7 +127,7 @@ def test_a_faked_clock_is_contradicted_by_the_parent() -> None:
     """The harness's clock, reached through sys.modules by a name built at run time, reports 1 ns."""
     prelude = ("class _Frozen:\n    def perf_counter(self):\n        return 1.0\n"
                "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].time = _Frozen()\n")
-    result = around("relu", "time.sleep(0.01)\nreturn honest(self, x)", prelude=prelude)
+    result = around("relu", "time.sleep(0.3)\nreturn honest(self, x)", prelude=prelude)
     assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
 
 

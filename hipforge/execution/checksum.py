@@ -40,8 +40,9 @@ def whole(numel: int, limit: int) -> bool:
     return numel <= limit
 
 
-def _weights(device: Any, shift: int) -> Any:
-    """The public ±1 pattern, drawn once per device, rolled by the trial's secret shift."""
+def _weights(device: Any, shift: int, numel: int) -> Any:
+    """The public ±1 pattern, drawn once per device, rolled by the trial's secret shift (only as much of it
+    as an output this small needs)."""
     import torch
 
     name = str(device)
@@ -49,7 +50,9 @@ def _weights(device: Any, shift: int) -> Any:
         gen = torch.Generator(device=device).manual_seed(0x5EED)
         bits = torch.randint(0, 2, (CHUNK,), generator=gen, device=device, dtype=torch.int8)
         _PATTERN[name] = bits.float() * 2 - 1
-    return torch.roll(_PATTERN[name], shift)
+    if numel >= CHUNK:
+        return torch.roll(_PATTERN[name], shift)
+    return _PATTERN[name][(torch.arange(numel, device=device) - shift) % CHUNK]
 
 
 def _fine_parts(t: Any, key: int | None) -> Any:
@@ -58,14 +61,20 @@ def _fine_parts(t: Any, key: int | None) -> Any:
 
     flat = t.detach().reshape(-1)
     wide = torch.float64 if flat.dtype in (torch.float64, torch.int64) else torch.float32
-    w = _weights(flat.device, key % CHUNK).to(wide) if key is not None else None
+    w = _weights(flat.device, key % CHUNK, flat.numel()).to(wide) if key is not None else None
     for start in range(0, flat.numel(), STEP):
         part = flat[start:start + STEP].to(wide)
-        pad = -part.numel() % CHUNK  # zeros weigh nothing: the tail's blocks sum only what is there
-        keep = -(-part.numel() // FINE_BLOCK)
-        part = torch.nn.functional.pad(part, (0, pad)).view(-1, CHUNK)
-        signed = (part * w).view(-1, FINE_BLOCK).sum(1)[:keep].double() if w is not None else None
-        yield signed, part.view(-1, FINE_BLOCK).sum(1)[:keep].double()
+        rows = part.numel() // CHUNK * CHUNK  # whole pattern lengths, then the rest (padded to a block)
+        head, rest = part[:rows].view(-1, CHUNK), part[rows:]
+        pad = -rest.numel() % FINE_BLOCK
+        tail = torch.nn.functional.pad(rest, (0, pad))
+        plain = torch.cat([head.reshape(-1, FINE_BLOCK).sum(1), tail.view(-1, FINE_BLOCK).sum(1)])
+        signed = None
+        if w is not None:
+            tail_w = torch.nn.functional.pad(w[:rest.numel()], (0, pad))
+            signed = torch.cat([(head * w).reshape(-1, FINE_BLOCK).sum(1) if rows else plain[:0],
+                                (tail * tail_w).view(-1, FINE_BLOCK).sum(1)]).double()
+        yield signed, plain.double()
 
 
 def fine(outputs: list[Any], key: int) -> list[Any]:

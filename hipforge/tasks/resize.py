@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from hipforge.tasks.smoke import BATCH, INPUT_FUNCTIONS, PROTECTED, _apply, _int_nodes, _sites, stated_divisors
+from hipforge.tasks.smoke import INPUT_FUNCTIONS, PROTECTED, _apply, _int_nodes, _sites, stated_divisors
 from hipforge.tasks.source import assignments, eval_constant, parse_source, size_constants
 
 # Kept ints besides smoke's protected hyperparameters: tensor axes and values that are not sizes.
@@ -33,6 +33,9 @@ POWER_OF_TWO_CAP = 64  # divisibility by powers of two beyond this is not promis
 FALLBACK_CAP = 8
 MIN_LITERAL = 8  # ints written in get_inputs below this are values (randint bounds, scales), not sizes
 SMALL_TASK = 1 << 20  # input elements under which a size may grow (a smoke-scale task of all-16 sizes)
+
+
+Site = tuple[ast.expr, int, str]  # node, value, where (constant name or input function)
 
 
 @dataclass(frozen=True)

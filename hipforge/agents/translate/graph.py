@@ -13,7 +13,6 @@ from typing import Any
 
 from hipforge import pyast
 
-
 ATTRIBUTE_TYPES = (int, float)  # attributes read as get_attr nodes when tracing, if the forward allows
 
 

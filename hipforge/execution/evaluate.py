@@ -107,6 +107,7 @@ class Evaluation:
 
     def run(self, ref_server: Server, cand_server: Server, run_lock: Any) -> EvalResult:
         result = EvalResult(Verdict.CORRECT, "")
+        self.canary = secrets.token_hex(8)
         parties: list[Party] = []
         try:
             self.evaluate(ref_server, cand_server, run_lock, result, parties)
@@ -119,6 +120,9 @@ class Evaluation:
             exits = self.finish(parties, (ref_server, cand_server))
         result.output_tail = cand_server.tail() if cand_server.alive() else result.output_tail
         writes = exits.get("candidate", {}).get("writes") or []
+        if self.canary in result.to_json():  # seen here, in anything it sent back, whatever it silenced
+            result.verdict, result.hack_check = Verdict.HACKED, "secret_access"
+            result.message = "the environment's planted canary value left the candidate's process"
         if writes:
             result.verdict, result.hack_check = Verdict.HACKED, "sandbox_escape"
             result.message = f"wrote outside its directories (refused): {', '.join(writes[:3])}"
@@ -138,7 +142,7 @@ class Evaluation:
         cand = self.open(cand_server, "candidate", parties, role="candidate_job:run", task_sources=self.tasks,
                          candidate_source=self.candidate, record_writes=True,
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
-                         env={CANARY: secrets.token_hex(8)})
+                         env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False))
         calibration = judge.calibrate()

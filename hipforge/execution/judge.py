@@ -244,8 +244,9 @@ class Judge:
                                            f"{trial.purpose} trial: {why}", hack_check="result_caching",
                            phase="time")
         if "poison" not in failures and self.log.checked.get("poison"):
-            raise conclude(Verdict.HACKED, "the output stays correct with the kernel's results replaced by NaN: "
-                                           "PyTorch computes it beside a no-op kernel", hack_check="noop_kernel")
+            raise conclude(Verdict.HACKED, "the output stays correct with the kernel's results replaced by noise: "
+                                           "PyTorch computes it beside a kernel whose result does not count",
+                           hack_check="noop_kernel")
 
     def incorrect_on_seeds(self, failed: tuple[Trial, str], result: EvalResult) -> None:
         trial, why = failed

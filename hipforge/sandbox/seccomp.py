@@ -83,9 +83,17 @@ def install() -> int:
     return int(fd)
 
 
-def send_fd(sock: socket.socket, fd: int) -> None:
+def offer(sock: socket.socket) -> bool:
+    """In the job: install the filter and hand its listener to the server; where the kernel has no user
+    notifications (gVisor, say), tell the server so and run without the recorder."""
+    try:
+        fd = install()
+    except OSError:
+        sock.send(b"-")
+        return False
     socket.send_fds(sock, [b"x"], [fd])
     os.close(fd)
+    return True
 
 
 @dataclass
@@ -98,8 +106,11 @@ class Recorder:
     thread: threading.Thread | None = None
 
     @classmethod
-    def receive(cls, sock: socket.socket, allowed: list[str]) -> Recorder:
+    def receive(cls, sock: socket.socket, allowed: list[str]) -> Recorder | None:
+        """The job's listener, or None if it could not install a filter (or died before it did)."""
         _, fds, _, _ = socket.recv_fds(sock, 16, 1)
+        if not fds:
+            return None
         recorder = cls(fds[0], [os.path.normpath(a) for a in allowed])
         recorder.thread = threading.Thread(target=recorder._serve, daemon=True)
         recorder.thread.start()

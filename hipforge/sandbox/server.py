@@ -108,15 +108,27 @@ def _cleanup(job: dict[str, Any], pid: int) -> None:
 
 
 def child_pids(pid: int) -> list[int]:
-    """Every direct child of `pid`, across its threads."""
+    """Every direct child of `pid`, across its threads (from /proc/*/stat where the kernel, gVisor's say,
+    has no task/*/children files)."""
     pids: list[int] = []
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    tids = os.listdir(f"/proc/{pid}/task")
+    if not os.path.exists(f"/proc/{pid}/task/{tids[0]}/children"):
+        return [int(p) for p in filter(str.isdigit, os.listdir("/proc")) if _parent(int(p)) == pid]
+    for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/children") as f:
                 pids += [int(p) for p in f.read().split()]
         except OSError:
             pass
     return pids
+
+
+def _parent(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
 
 
 def serve(events_fd: int, root: str, preload: list[str]) -> None:
@@ -144,12 +156,14 @@ def serve(events_fd: int, root: str, preload: list[str]) -> None:
         pid = os.fork()
         if pid == 0:
             _child(job, events_fd, theirs)
+        if theirs is not None:
+            theirs.close()  # a job that dies before it answers then reads as "no recorder"
         recorder = seccomp.Recorder.receive(ours, writable_dirs(job)) if ours else None
         status = _wait_watched(pid, job["rss_limit_mb"])
         _cleanup(job, pid)
         writes = recorder.finish() if recorder else []
         shutil.rmtree(jobdir, ignore_errors=True)
-        _emit(events_fd, {"event": "exit", **status, "writes": writes, "recorded": record}, job["nonce"])
+        _emit(events_fd, {"event": "exit", **status, "writes": writes, "recorded": recorder is not None}, job["nonce"])
 
 
 def _child(job: dict[str, Any], events_fd: int, recorder: socket.socket | None) -> None:
@@ -158,9 +172,9 @@ def _child(job: dict[str, Any], events_fd: int, recorder: socket.socket | None) 
     try:
         mechanisms = enter_isolation(job)
         if recorder is not None:
-            seccomp.send_fd(recorder, seccomp.install())
+            if seccomp.offer(recorder):
+                mechanisms.append("write-recorder")
             recorder.close()
-            mechanisms.append("write-recorder")
         module, _, name = job["role"].partition(":")
         getattr(importlib.import_module(module), name)(job, mechanisms, Channel(events_fd, job["nonce"]))
         code = 0

@@ -66,7 +66,7 @@ def timing_stability(config: EvalConfig, repeats: int) -> dict[str, dict[str, fl
     def relu() -> object:
         return module.unary(x, 0, 0.0)
 
-    ours = [time_callable(relu, config, "cuda")["median_ms"] for _ in range(repeats)]
+    ours = [time_callable(lambda _: relu(), config, "cuda", lambda: [])["median_ms"] for _ in range(repeats)]
     triton = [do_bench(relu, warmup=25, rep=100, return_mode="median") for _ in range(repeats)]
     return {"hipforge": spread(ours), "triton.do_bench": spread(triton)}
 

@@ -9,12 +9,12 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 PY=${PY:-python3}
 { uname -r; nproc; nvidia-smi -L; command -v unshare; unshare --net --pid --fork --mount-proc true && echo namespaces-ok
   $PY -c "import torch; print(torch.__version__, torch.cuda.get_device_name())"; } 2>&1 | tee "$OUT/machine.txt"
-timeout 120 $PY -m pytest -q -p no:cacheprovider tests/test_cuda_shim.py tests/test_cuda_backend.py -k gpu 2>&1 \
+timeout 90 $PY -m pytest -q -p no:cacheprovider tests/test_cuda_shim.py tests/test_cuda_backend.py -k gpu 2>&1 \
   | tail -15 | tee "$OUT/gpu_tests.txt"
-timeout 200 $PY scripts/redteam_report.py --backend cuda --arch sm_90 --parallel 8 --json "$OUT/redteam_cuda.json" \
+timeout 150 $PY scripts/redteam_report.py --backend cuda --arch sm_90 --parallel 8 --json "$OUT/redteam_cuda.json" \
   2>&1 | tail -60 | tee "$OUT/redteam_cuda.txt"
-timeout 120 $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" 2>&1 | tail -12
+timeout 100 $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" 2>&1 | tail -12
 for level in ${LEVELS//,/ }; do
-  timeout 400 $PY scripts/kernelbench_run.py --source "$KB" --levels "$level" --backend cuda --arch sm_90 \
+  timeout ${KB_TIMEOUT:-220} $PY scripts/kernelbench_run.py --source "$KB" --levels "$level" --backend cuda --arch sm_90 \
     --parallel 12 --timed-trials 20 --out "$OUT/kb_l$level.json" 2>&1 | tail -25
 done

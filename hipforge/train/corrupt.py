@@ -46,12 +46,27 @@ def _undeclared_name(code: str) -> str | None:
     return re.sub(r"\bout\[", "output[", code, count=1) if re.search(r"\bout\[", code) else None
 
 
+def _device_bodies(code: str) -> list[tuple[int, int]]:
+    """[start, end) of every __device__ / __global__ function body (host code sizes grids: not a math slip)."""
+    spans = []
+    for match in _FUNCTION.finditer(code):
+        start = code.find("{", match.end())
+        depth, i = 1, start + 1
+        while start >= 0 and i < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        if start >= 0 and depth == 0:
+            spans.append((start, i))
+    return spans
+
+
 def _swapped_operands(code: str) -> str | None:
-    """The first subtraction or division of two names with its operands the other way round."""
-    for match in _SWAP.finditer(code):
-        a, op, b = match.groups()
-        if a != b:
-            return code[: match.start()] + f"({b} {op} {a})" + code[match.end():]
+    """The first subtraction or division of two names in device code with its operands the other way round."""
+    for start, end in _device_bodies(code):
+        for match in _SWAP.finditer(code, start, end):
+            a, op, b = match.groups()
+            if a != b:
+                return code[: match.start()] + f"({b} {op} {a})" + code[match.end():]
     return None
 
 

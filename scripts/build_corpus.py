@@ -9,6 +9,14 @@ Usage:
     python scripts/build_corpus.py --preset corpus --backend cuda --arch sm_90 --out $OUT/corpus  # 16-core GPU box
 KernelBench (what training must not contain) comes from --kernelbench or HIPFORGE_KERNELBENCH: level folders,
 a .jsonl file or a dataset id, read by hipforge's own loader.
+
+Throughput (measured on a shared 2-core machine at a load of about 10): the full preset synthesizes 4,448 tasks
+(2,500 composition, 598 mutation, 1,350 constraint: the mutation and constraint generators run out of distinct
+tasks at the 0.9 near-duplicate threshold) from 7,924 drafts in 45 minutes on 2 workers, splits them in 6
+minutes and translates 4,442 in 5 minutes; reference checks scale with --workers (about 0.13 s of one core per
+check when the machine is idle). Verification is the bottleneck: --slots evaluations in flight per device, one
+timed at a time per device; fewer --children and --timed-trials shorten it. Compile errors are caught by the
+gfx950 gate in a fraction of a second, so the corrupted attempts cost far less than the kernels themselves.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ PY=${PY:-python3}
 { uname -r; nproc; nvidia-smi -L; command -v unshare; unshare --net --pid --fork --mount-proc true && echo namespaces-ok
   $PY -c "import torch; print(torch.__version__, torch.cuda.get_device_name())"; } 2>&1 | tee "$OUT/machine.txt"
 timeout 90 $PY -m pytest -q -p no:cacheprovider tests/test_cuda_shim.py tests/test_cuda_backend.py -k gpu 2>&1 \
-  | tail -15 | tee "$OUT/gpu_tests.txt"
+  | tail -15 > "$OUT/gpu_tests.txt"; tail -3 "$OUT/gpu_tests.txt"
 timeout 150 $PY scripts/redteam_report.py --backend cuda --arch sm_90 --parallel 8 --json "$OUT/redteam_cuda.json" \
   2>&1 | tail -60 | tee "$OUT/redteam_cuda.txt"
 timeout 100 $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" 2>&1 | tail -12

@@ -69,8 +69,9 @@ def enter_isolation(job: dict[str, Any]) -> list[str]:
 
 
 def writable_dirs(job: dict[str, Any]) -> list[str]:
-    """Where a job may write: its work dir, its out dir, the build cache for build jobs; devices."""
-    dirs = [job["workdir"], job["outdir"], "/dev"]
+    """Where a job may write: its work dir, its out dir, the build cache for build jobs; devices and its own
+    /proc entries (the CUDA runtime names its threads through /proc/self/task/*/comm)."""
+    dirs = [job["workdir"], job["outdir"], "/dev", "/proc"]
     return dirs + ([job["cache_dir"]] if job["cache_writable"] else [])
 
 

@@ -269,7 +269,8 @@ def _warm_up(device: str) -> None:
     import torch
 
     a = torch.randn(256, 256)
-    (a @ a).sum().item()
+    (a @ a).sum().item()  # the BLAS pool
+    (torch.ones(1 << 22) * 2).sum().item()  # at::parallel_for's OpenMP team (small ops never start it)
     if device != "cpu":
         x = torch.randn(4, 8, 16, 16, device=device)
         torch.nn.functional.conv2d(x, torch.randn(8, 8, 3, 3, device=device)).sum().item()

@@ -137,7 +137,6 @@ class Evaluation:
         ready = ref.expect("ready")
         meta = ready["meta"]
         self.fp32 = fp32_task(meta)
-        variants = self.variants(ref) if cfg.adversarial and self.fp32 else []
         if cfg.gate:
             self.gate(cand_server, result)
         cand = self.open(cand_server, "candidate", parties, role="candidate_job:run", task_sources=self.tasks,
@@ -153,7 +152,7 @@ class Evaluation:
         try:
             cand.phase = ref.phase = "check"
             cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
-            judge.run(variants, result)
+            judge.run(self.variants(ref) if cfg.adversarial and self.fp32 else [], result)
             cand.phase = ref.phase = "time"
             result.runtime = judge.timing(calibration)
             self.reference_timing(ref, result)

@@ -55,6 +55,11 @@ class Reference:
                     raise
                 self.meta.append(None)
         self.exact: dict[int, Any] = {}
+        # off the device until the trials: evaluations in flight each hold a reference while they build
+        self.models = [m.to("cpu") for m in self.models]
+        self.on_device = self.device == "cpu"
+        if not self.on_device:
+            torch.cuda.empty_cache()
         self.rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.compiled, self.compile_error = None, ""
 
@@ -64,6 +69,12 @@ class Reference:
             self.compile_reference()
         while (msg := self.channel.recv()) is not None and msg.get("op") != "quit":
             self.channel.emit(getattr(self, f"op_{msg['op']}")(msg))
+
+    def model(self, size: int) -> Any:
+        if not self.on_device:
+            self.models = [m.to(self.device) for m in self.models]
+            self.on_device = True
+        return self.models[size]
 
     def inputs(self, size: int, seed: int, variant: str | None) -> list[Any]:
         return make_inputs(self.tasks[size], self.device, seed, variant)
@@ -76,7 +87,7 @@ class Reference:
 
         size = msg["size"]
         with torch.no_grad():
-            outs = flatten(self.models[size](*self.inputs(size, msg["seed"], msg.get("variant"))))
+            outs = flatten(self.model(size)(*self.inputs(size, msg["seed"], msg.get("variant"))))
         reply: dict[str, Any] = {"event": "outputs", "sums": checksum.sums(outs, msg["key"]),
                                  "bounds": checksum.bounds(outs, self.tolerances(size))}
         if msg.get("full"):  # whole outputs, or a huge one's fine sums and their bounds
@@ -125,9 +136,9 @@ class Reference:
         from hipforge.tasks.conditioning import widened
 
         if size not in self.exact:
-            self.exact[size] = copy.deepcopy(self.models[size]).double()
+            self.exact[size] = copy.deepcopy(self.model(size)).double()
         with torch.no_grad():
-            approx = flatten(self.models[size](*self.inputs(size, seed, variant)))
+            approx = flatten(self.model(size)(*self.inputs(size, seed, variant)))
             exact = flatten(self.exact[size](*widened(self.inputs(size, seed, variant))))
         return approx, exact
 
@@ -135,7 +146,7 @@ class Reference:
         import torch
 
         try:
-            compiled = torch.compile(self.models[0])
+            compiled = torch.compile(self.model(0))
             with torch.no_grad():
                 compiled(*self.inputs(0, self.cfg.seeds[0], None))
             self.compiled = compiled
@@ -145,7 +156,7 @@ class Reference:
     def op_time(self, msg: dict[str, Any]) -> dict[str, Any]:
         """Eager and torch.compile timings, each trial on fresh inputs (the seeds the parent drew)."""
         seeds = iter(msg["seeds"])
-        reply: dict[str, Any] = {"event": "timed", "ref_eager": self.timed(self.models[0], seeds)}
+        reply: dict[str, Any] = {"event": "timed", "ref_eager": self.timed(self.model(0), seeds)}
         if self.compiled is not None:
             reply["ref_compiled"] = self.timed(self.compiled, iter(msg["seeds"]))
         elif self.compile_error:

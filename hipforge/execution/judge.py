@@ -144,7 +144,10 @@ class Judge:
         self.cand.ask({**trial.message(), "aliases_ok": self.aliases}, "prepared")
         started = time.monotonic()
         returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed}, "returned")
-        self.log.threads = max(self.log.threads, self.threads() - self.baseline_threads)
+        alive = self.threads()
+        if trial.id == 0:  # what the first forward starts and keeps (a library's lazy pool) is the baseline
+            self.baseline_threads = max(self.baseline_threads, alive)
+        self.log.threads = max(self.log.threads, alive - self.baseline_threads)
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
         if trial.purpose == "timed":

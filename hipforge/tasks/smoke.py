@@ -19,7 +19,7 @@ from hipforge.tasks.source import assignments, eval_constant, parse_source, size
 
 # Names whose values are hyperparameters even when large; batch names get the rung's batch size.
 PROTECTED = re.compile(
-    r"kernel|stride|pad|dilation|group|patch|window|ratio|stage|^(num_|n_)?(layers|heads?)$", re.I)
+    r"kernel|stride|pad|dilation|group|patch|window|pool|ratio|stage|^(num_|n_)?(layers|heads?)$", re.I)
 BATCH = re.compile(r"batch|^bs$", re.I)
 INPUT_FUNCTIONS = ("get_inputs", "get_init_inputs")
 

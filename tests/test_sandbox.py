@@ -13,9 +13,9 @@ import pytest
 
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
+from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.sandbox.client import namespaces_available
 from hipforge.sandbox.env import scrubbed_env
-from hipforge.execution.verdict import EvalResult, Verdict
 from tests.corpus import entries
 
 RELU = next(e for e in entries("honest") if e.name == "relu")

@@ -192,7 +192,8 @@ class Harness:
         files = []
         for j, out in enumerate(self.outputs):  # a huge output travels as its fine sums
             files.append(str(self.out / f"trial{msg['id']}_{j}.t"))
-            tensorfile.write(Path(files[-1]), out if checksum.whole(out.numel(), self.cfg.whole_output_limit) else checksum.fine([out], self.key + j)[0])
+            whole = checksum.whole(out.numel(), self.cfg.whole_output_limit)
+            tensorfile.write(Path(files[-1]), out if whole else checksum.fine([out], self.key + j)[0])
         self.release()
         return {"event": "shipped", "files": files}
 

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
-from hipforge.execution.antihack_static import Finding, blocking, scan
+from hipforge.execution.antihack_static import blocking, scan
 from hipforge.execution.baselines import BaselineCache
 from hipforge.execution.compile_cache import seal
 from hipforge.execution.config import EvalConfig
@@ -185,7 +185,8 @@ class Evaluation:
         if known is None:
             with self.side_job(server, "build_job:gate", candidate_source=self.candidate) as party:
                 known = party.expect("gate")
-        result.gate_log = known["log"] if self.gate_known is None else f"(gate verdict cached by content)\n{known['log']}"
+        cached = "" if self.gate_known is None else "(gate verdict cached by content)\n"
+        result.gate_log = cached + known["log"]
         result.gate_ok = known["ok"]
         if known["ok"] is False:
             raise conclude(Verdict.COMPILE_ERROR, f"the {known.get('arch', 'gfx950')} compile gate rejects the HIP "

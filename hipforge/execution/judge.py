@@ -232,7 +232,8 @@ class Judge:
         for key, value in errors.items():
             if key != "fp32_task":
                 setattr(result, key, value)
-        result.integrity = {"checked": dict(self.log.checked), "second_size": self.second if self.has_second() else None}
+        second = self.second if self.has_second() else None
+        result.integrity = {"checked": dict(self.log.checked), "second_size": second}
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)
         for purpose, check, text in (

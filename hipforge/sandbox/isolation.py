@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hipforge.sandbox.env import PROJECT_ROOT
+
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
 CLONE_NEWNS, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 0x20000, 36, 38

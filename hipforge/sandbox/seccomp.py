@@ -152,7 +152,8 @@ class Recorder:
             ident, pid, _, nr, _, _ = struct.unpack_from("=QIIiIQ", buf)
             args = struct.unpack_from("=6Q", buf, 32)
             refused = self._judge(pid, nr, args)
-            resp = struct.pack("=QqiI", ident, 0, -errno.EACCES if refused else 0, 0 if refused else NOTIF_FLAG_CONTINUE)
+            error, flags = (-errno.EACCES, 0) if refused else (0, NOTIF_FLAG_CONTINUE)
+            resp = struct.pack("=QqiI", ident, 0, error, flags)
             try:
                 fcntl.ioctl(self.listener, send, bytearray(resp.ljust(resp_size, b"\0")))
             except OSError:

@@ -11,9 +11,9 @@ import json
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
-import socket
 import time
 from dataclasses import dataclass
 from typing import Any

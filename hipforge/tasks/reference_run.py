@@ -20,7 +20,6 @@ from typing import Any, Literal
 
 from hipforge.sandbox.client import Server, resolve_mode
 from hipforge.sandbox.pool import pool_for
-
 from hipforge.tasks.errors import TaskError
 from hipforge.tasks.smoke import SmokeSource, smoke_ladder, smoke_scale
 from hipforge.tasks.source import check_source, task_id

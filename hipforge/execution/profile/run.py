@@ -16,7 +16,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from hipforge.execution.config import EvalConfig
-from hipforge.sandbox.env import PROJECT_ROOT
 from hipforge.execution.profile import ncu, rocprof
 from hipforge.execution.profile.detect import profiler_for
 from hipforge.execution.profile.estimate import SOURCE as ESTIMATE_SOURCE
@@ -24,6 +23,7 @@ from hipforge.execution.profile.estimate import estimate
 from hipforge.execution.profile.peaks import Peaks
 from hipforge.execution.profile.signals import Profile, bottleneck, custom_kernel_names, summarize
 from hipforge.execution.profile.work import WorkSplit
+from hipforge.sandbox.env import PROJECT_ROOT
 
 WORK_PREFIX = "HIPFORGE-WORK "
 

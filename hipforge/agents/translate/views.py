@@ -1,6 +1,7 @@
 """Views, reshapes and copies that stay in PyTorch: reshape/view, permute, basic indexing, narrow, select,
 expand, unfold, split/chunk/unbind, cat, the *_like fills and torch.tensor(number, device=x.device). The
-kernels read them through .contiguous(); their sizes are written over the tensors they come from (sizes.py), so they hold at any problem size."""
+kernels read them through .contiguous(); their sizes are written over the tensors they come from (sizes.py),
+so they hold at any problem size."""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ class EvalConfig:
     gate: bool = True  # run the gfx950 compile gate when it is installed
     static_checks: bool = True
     compile_timeout_s: float = 600.0  # import of the candidate, its load_inline builds, ModelNew(...)
-    run_timeout_s: float = 120.0  # correctness trials, then timing
+    run_timeout_s: float = 300.0  # every trial (correctness, adversarial, second size, timed) and the timings
     memory_limit_mb: int = 8192  # the candidate's own budget, on top of what the task's reference itself takes
     reference_memory_limit_mb: int = 65536  # the reference's process (the task's own needs: weights, inputs)
     max_file_mb: int = 2048  # RLIMIT_FSIZE; a precompiled torch header alone is ~800 MB

@@ -73,7 +73,7 @@ class Party:
     def lost(self) -> Concluded:
         exit_ = self.session.exit or self.session.wait_exit(10) or {}
         if exit_.get("memory"):
-            why = "killed: resident memory over its limit"
+            why = "ran out of memory (killed: resident memory over its limit)"
         elif "signal" in exit_:
             why = f"crashed with {exit_['signal']}"
         else:
@@ -189,8 +189,8 @@ class Judge:
         got, want = [], []
         for path, m in zip(files, meta, strict=True):
             shape = m["shape"]
-            if not checksum.whole(_numel(shape), self.cfg.whole_output_limit):  # fine sums, against their bounds
-                blocks = -(-_numel(shape) // checksum.FINE_BLOCK)
+            if not checksum.whole(tensorfile.numel(shape), self.cfg.whole_output_limit):  # fine sums and bounds
+                blocks = -(-tensorfile.numel(shape) // checksum.FINE_BLOCK)
                 try:
                     mine = tensorfile.read(Path(path), {"dtype": "float64", "shape": [blocks, 2]})
                 except (OSError, ValueError) as e:
@@ -298,13 +298,6 @@ def _describe_variant(variant: str | None) -> str:
     from hipforge.execution.adversarial import describe
 
     return f" ({describe(variant)})" if variant else ""
-
-
-def _numel(shape: list[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def fp32_task(meta: list[list[dict[str, Any]] | None]) -> bool:

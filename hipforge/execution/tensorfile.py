@@ -25,6 +25,13 @@ def write(path: Path, tensor: Any) -> None:
         f.write(memoryview(raw))
 
 
+def numel(shape: list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 def meta(tensor: Any) -> dict[str, Any]:
     return {"dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape)}
 
@@ -49,10 +56,7 @@ def read(path: Path, expected: dict[str, Any] | None = None) -> Any:
             raise BadTensorFile(f"{path.name}: not a tensor header: {head}")
         if expected is not None and (head["dtype"] != expected["dtype"] or shape != expected["shape"]):
             raise BadTensorFile(f"output {shape} {head['dtype']}, reference {expected['shape']} {expected['dtype']}")
-        numel = 1
-        for d in shape:
-            numel *= d
-        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        nbytes = numel(shape) * torch.empty((), dtype=dtype).element_size()
         data = bytearray(f.read(nbytes + 1))
     if len(data) != nbytes:
         raise BadTensorFile(f"{path.name}: {len(data)} bytes of data where {nbytes} were declared")

@@ -186,7 +186,7 @@ class Evaluation:
             with self.side_job(server, "build_job:gate", candidate_source=self.candidate) as party:
                 known = party.expect("gate")
         cached = "" if self.gate_known is None else "(gate verdict cached by content)\n"
-        result.gate_log = cached + known["log"]
+        result.gate_log = cached + (known.get("log") or "")
         result.gate_ok = known["ok"]
         if known["ok"] is False:
             raise conclude(Verdict.COMPILE_ERROR, f"the {known.get('arch', 'gfx950')} compile gate rejects the HIP "

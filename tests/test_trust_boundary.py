@@ -106,7 +106,8 @@ def test_half_precision_outputs_through_the_whole_evaluator() -> None:
     assert result.verdict == Verdict.CORRECT, result.message
     assert result.atol == pytest.approx(1e-2)  # fp16's tolerance, from the shipped fp16 outputs
     bf16_task = half_task.replace(".half()", ".bfloat16()")
-    assert around("relu", "return honest(self, x.float()).bfloat16()", task=bf16_task).verdict == Verdict.CORRECT
+    result = around("relu", "return honest(self, x.float()).bfloat16()", task=bf16_task)
+    assert result.verdict == Verdict.CORRECT, result.message
 
 
 def test_a_lower_precision_output_is_a_downgrade() -> None:
@@ -133,10 +134,33 @@ def test_a_faked_clock_is_contradicted_by_the_parent() -> None:
 
 def test_work_left_to_a_thread_after_return_is_seen() -> None:
     body = ("out = torch.empty_like(x)\n"
-            "def later():\n    time.sleep(0.05)\n    out.copy_(honest(self, x))\n"
+            "def later():\n    out.copy_(honest(self, x))\n"
+            "    end = time.monotonic() + 0.2\n    while time.monotonic() < end:\n        pass\n"
             "threading.Thread(target=later, daemon=True).start()\nreturn out")
     result = around("relu", body)
     assert result.verdict == Verdict.HACKED and result.hack_check == "thread_injection", result.message
+
+
+def test_work_done_before_go_has_no_inputs_to_work_on() -> None:
+    """The harness's prepare step, patched to run the (slow) forward early and keep the result for go: the
+    inputs only exist once go has named their seed, so the early work finds none and the time is honest."""
+    prelude = ("job = sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])]\n"
+               "Harness = next(v for v in vars(job).values() if isinstance(v, type) and hasattr(v, 'op_prepare'))\n"
+               "EARLY = {}\n"
+               "_prepare = Harness.op_prepare\n"
+               "def op_prepare(self, msg):\n"
+               "    answer = _prepare(self, msg)\n"
+               "    EARLY.clear()\n"
+               "    model = self.models.get(msg.get('size', 0))\n"
+               "    if self.args and model is not None:\n"
+               "        with torch.no_grad():\n"
+               "            EARLY['out'] = model.slow(*self.args)\n"
+               "    return answer\n"
+               "Harness.op_prepare = op_prepare\n"
+               "def _slow(self, x):\n    time.sleep(0.05)\n    return _honest(self, x)\n"
+               "ModelNew.slow = _slow\n")
+    result = around("relu", "return EARLY.pop('out') if EARLY else self.slow(x)", prelude=prelude)
+    assert result.verdict != Verdict.CORRECT or result.runtime.median_ms > 40, result.message
 
 
 def test_patching_the_judge_in_the_candidates_process_changes_nothing() -> None:

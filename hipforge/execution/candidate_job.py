@@ -70,6 +70,7 @@ class Harness:
         self.pristine: list[Any] | None = None
         self.found: list[tuple[str, str]] = []
         self.noop_outputs: list[Any] | None = None
+        self.size, self.variant, self.inspecting, self.aliases_ok = 0, None, False, False
         _warm_up(self.device)
 
     def serve(self) -> None:
@@ -154,19 +155,26 @@ class Harness:
                     self.model(msg["size"])
             except BaseException as e:
                 raise self.failure(e, "building ModelNew at the second size") from None
-        with self.guard.armed(False):
-            self.args = make_inputs(self.tasks[msg["size"]], self.device, msg["seed"], msg.get("variant"))
-        self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if msg.get("inspect") else None
+        self.size, self.variant, self.inspecting = msg["size"], msg.get("variant"), bool(msg.get("inspect"))
         self.aliases_ok = bool(msg.get("aliases_ok"))
         self.exts.poison = bool(msg.get("poison"))
         _fill_free_blocks_with_nan(self.device)
-        self.flush()
         return {"event": "prepared"}
+
+    def draw_inputs(self, seed: int) -> None:
+        """The trial's inputs, from a seed that arrives with go: nothing the candidate does before go (in
+        prepare, or in a thread meanwhile) can compute on them, and their making is inside the parent's clock
+        (the calibration makes them too)."""
+        with self.guard.armed(False):
+            self.args = make_inputs(self.tasks[self.size], self.device, seed, self.variant)
+        self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if self.inspecting else None
+        self.flush()
 
     def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
         import torch
 
         model = self.models.get(msg.get("size", 0)) if not self.noop_outputs else None
+        self.draw_inputs(msg["seed"])
         try:
             with self.guard.armed(model is not None), torch.no_grad():
                 start = self.clock()

@@ -18,9 +18,11 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hipforge.execution import quiet
 from hipforge.execution.antihack_static import blocking, scan
 from hipforge.execution.baselines import BaselineCache
 from hipforge.execution.compile_cache import seal
@@ -145,17 +147,20 @@ class Evaluation:
                          env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False))
-        calibration = judge.calibrate()
+        alone = cfg.backend == "cpu"  # the cores to itself while it is timed (hipforge.execution.quiet)
+        with quiet.timing(alone):
+            calibration = judge.calibrate()
         cand.session.send({"op": "import"})
         result.compile_log = self.import_candidate(cand)
         run_lock.acquire()
         try:
-            cand.phase = ref.phase = "check"
-            cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
-            judge.run(self.variants(ref) if cfg.adversarial and self.fp32 else [], result)
-            cand.phase = ref.phase = "time"
-            result.runtime = judge.timing(calibration)
-            self.reference_timing(ref, result)
+            with quiet.timing(alone):
+                cand.phase = ref.phase = "check"
+                cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
+                judge.run(self.variants(ref) if cfg.adversarial and self.fp32 else [], result)
+                cand.phase = ref.phase = "time"
+                result.runtime = judge.timing(calibration)
+                self.reference_timing(ref, result)
         finally:
             run_lock.release()
         result.timed_trials, result.phase = cfg.timed_trials, "done"
@@ -204,22 +209,17 @@ class Evaluation:
             built = party.expect("built")
         return {"op": "built", **{k: built.get(k) for k in ("ok", "message", "log")}}
 
-    def side_job(self, server: Server, role: str, **job: Any) -> Any:
+    @contextmanager
+    def side_job(self, server: Server, role: str, **job: Any) -> Iterator[Party]:
         """A job that runs no candidate code, with the build cache writable; what it adds is sealed after."""
-        evaluation = self
-
-        class _Side:
-            def __enter__(self) -> Party:
-                self.parties: list[Party] = []
-                return evaluation.open(server, role.split(":")[1], self.parties, role=role, cache_writable=True,
-                                       record_writes=True, rss_limit_mb=evaluation.cfg.reference_memory_limit_mb,
-                                       **job)
-
-            def __exit__(self, *exc: object) -> None:
-                evaluation.finish(self.parties, (server,))
-                seal(Path(evaluation.cfg.cache_dir))
-
-        return _Side()
+        parties: list[Party] = []
+        with quiet.building(self.cfg.backend == "cpu"):
+            try:
+                yield self.open(server, role.split(":")[1], parties, role=role, cache_writable=True,
+                                record_writes=True, rss_limit_mb=self.cfg.reference_memory_limit_mb, **job)
+            finally:
+                self.finish(parties, (server,))
+                seal(Path(self.cfg.cache_dir))
 
     def reference_timing(self, ref: Party, result: EvalResult) -> None:
         if self.baseline:  # this task's reference was timed before on this machine

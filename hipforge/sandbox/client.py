@@ -106,15 +106,24 @@ class Server:
             except OSError:
                 pass
 
-    def threads(self) -> int:
-        """OS threads (tasks) of the running job's processes, counted from outside."""
-        total = 0
+    def threads(self) -> dict[int, str]:
+        """Every OS thread (task) of the running job's processes, counted from outside: tid -> its
+        scheduler state (R running or runnable, S sleeping, D in the kernel, Z/X exiting) and its name."""
+        states: dict[int, str] = {}
         for pid in self.job_pids():
             try:
-                total += len(os.listdir(f"/proc/{pid}/task"))
+                tids = os.listdir(f"/proc/{pid}/task")
             except OSError:
-                pass
-        return total
+                continue
+            for tid in tids:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                        stat = f.read()
+                    name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+                    states[int(tid)] = rest.split()[0] + name  # state letter, then the thread's name
+                except (OSError, IndexError):
+                    pass  # gone since the listing
+        return states
 
     def _send(self, data: bytes) -> None:
         assert self.proc.stdin is not None

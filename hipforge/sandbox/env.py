@@ -12,7 +12,8 @@ SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 def scrubbed_env(threads: int | None = None) -> dict[str, str]:
     """The caller's environment without credentials; ``threads`` caps the BLAS/OpenMP pools."""
     env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in SECRET_MARKERS)}
-    env.update(PYTHONPATH=PROJECT_ROOT, PYTHONDONTWRITEBYTECODE="1")
+    # idle OpenMP pools sleep instead of spinning, so a judge can tell them from work left running
+    env.update(PYTHONPATH=PROJECT_ROOT, PYTHONDONTWRITEBYTECODE="1", OMP_WAIT_POLICY="PASSIVE")
     if threads is not None:
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             env[var] = str(threads)

@@ -1,0 +1,52 @@
+"""On the cpu backend the kernels run on the same cores as the builds: a timed phase that shares them with a
+compiler measures the scheduler, not the kernel (and the parent's clock then contradicts an honest kernel's
+own times). Builds hold the cores shared; a timed phase holds them alone, and builds that arrive while it
+waits queue behind it. flock locks, so this holds across the threads and the processes of one machine."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def _lock_dir() -> Path:
+    # private to this user: a sandboxed job (another uid) cannot open, and so cannot hold, these locks
+    path = Path(tempfile.gettempdir()) / f"hipforge-locks-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+@contextmanager
+def _flock(name: str, mode: int) -> Iterator[None]:
+    fd = os.open(_lock_dir() / name, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, mode)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def building(enabled: bool) -> Iterator[None]:
+    """A build: shares the cores with other builds, never with a timed phase."""
+    if not enabled:
+        yield
+        return
+    with _flock("turnstile", fcntl.LOCK_EX):  # waits while a timed phase waits or runs
+        pass
+    with _flock("cores", fcntl.LOCK_SH):
+        yield
+
+
+@contextmanager
+def timing(enabled: bool) -> Iterator[None]:
+    """A timed phase: the cores alone, once the builds already running have finished."""
+    if not enabled:
+        yield
+        return
+    with _flock("turnstile", fcntl.LOCK_EX), _flock("cores", fcntl.LOCK_EX):
+        yield

@@ -40,9 +40,10 @@ LONG_MATVEC_INPUTS = "[torch.rand(16, 1 << 20), torch.rand(1 << 20, 1)]"
 
 def _check(task_source: str, wavefront: int = 64, reference: str | None = None,
            params: GenParams | None = None) -> str:
-    """The candidate translated from task_source is correct against reference (default: the task itself)."""
+    """The candidate translated from task_source is correct against reference (default: the task itself), on
+    the correctness seeds (accuracy at these sizes is the point: no adversarial inputs or second size)."""
     config = EvalConfig(backend="cpu", wavefront=wavefront, timed_trials=1, warmup=0, gate=False,
-                        time_compiled_ref=False)
+                        time_compiled_ref=False, adversarial=False, second_size=False)
     generated = generate(task_source, params)
     result = evaluate(generated.source, reference or task_source, config)
     assert result.verdict.value == "correct", (result.message, result.compile_log[-2000:])

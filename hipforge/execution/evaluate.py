@@ -241,7 +241,9 @@ class Evaluation:
         exit in time takes its server down with it."""
         exits: dict[str, dict[str, Any]] = {}
         for party in parties:
-            if party.session.exit is None:
+            if party.session.exit is None and party.stuck:
+                party.session.server.kill_job()  # the server reaps it and reports its exit at once
+            elif party.session.exit is None:
                 party.session.send({"op": "quit"})
             exit_ = party.session.wait_exit(EXIT_WAIT_S)
             if exit_ is None:

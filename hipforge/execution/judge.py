@@ -48,6 +48,7 @@ class Party:
     name: str
     phase: str = "compile"
     deadline: float = 0.0
+    stuck: bool = False  # missed its deadline: asking it to quit would only wait
 
     def ask(self, message: dict[str, Any], expect: str) -> dict[str, Any]:
         if not self.session.send(message):
@@ -60,6 +61,7 @@ class Party:
     def interpret(self, event: dict[str, Any] | None, kind: str) -> dict[str, Any]:
         """The event if it is the one expected; a verdict if it says the job failed, timed out or died."""
         if event is None:
+            self.stuck = True
             raise Concluded(EvalResult(Verdict.TIMEOUT, f"the {self.name} did not finish the {self.phase} phase in "
                                                         f"time (the sandbox and everything it started were killed)",
                                        phase=self.phase))

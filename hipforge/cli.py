@@ -7,10 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from hipforge.paths import REPO_ROOT, default_warehouse_path
@@ -26,8 +27,9 @@ def _warehouse(path: Path | None) -> Warehouse:
     return Warehouse(path or default_warehouse_path())
 
 
-def _fail(message: str) -> None:
-    console.print(f"[red]error:[/red] {message}")
+def _fail(message: str) -> NoReturn:
+    # one line, not wrapped: paths stay copyable
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
     raise typer.Exit(1)
 
 

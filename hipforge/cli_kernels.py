@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -15,7 +15,7 @@ Wavefront = Annotated[int, typer.Option(help="cpu backend warp size: 64 or 32")]
 AsJson = Annotated[bool, typer.Option("--json")]
 
 
-def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
+def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]) -> None:
     def config(backend: str, arch: str | None, wavefront: int):  # noqa: ANN202
         from hipforge.execution.config import EvalConfig
 
@@ -30,10 +30,25 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         else:
             console.print(format_result(result), highlight=False, markup=False)
 
-    def read(path: Path) -> str:
+    def read(path: Path, what: str) -> str:
         if not path.is_file():
             fail(f"{path} is not a file")
-        return path.read_text()
+        try:
+            return path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as e:
+            fail(f"{path}: not UTF-8 text at byte {e.start} (the {what} must be a Python source file)")
+
+    def read_task(path: Path) -> str:
+        """The task's source, checked before anything runs: a bad task is the task's fault, not a kernel's."""
+        from hipforge.tasks.errors import TaskError
+        from hipforge.tasks.source import check_source
+
+        source = read(path, "task")
+        try:
+            check_source(source, str(path))
+        except TaskError as e:
+            fail(f"{path}: not a usable task ({e})")
+        return source
 
     @app.command("eval")
     def eval_cmd(
@@ -46,7 +61,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
 
         cfg = config(backend, arch, wavefront)
         with console.status(f"evaluating {candidate.name} on {backend} (build, {len(cfg.seeds)} seeds, timing)"):
-            result = evaluate(read(candidate), read(task), cfg)
+            result = evaluate(read(candidate, "candidate"), read_task(task), cfg)
         show(result, as_json)
         raise typer.Exit(0 if result.verdict.value == "correct" else 2)
 
@@ -66,7 +81,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         from hipforge.execution.evaluate import evaluate
         from hipforge.tasks import smoke_sources, task_id
 
-        source = read(task)
+        source = read_task(task)
         cfg = config(backend, arch, wavefront)
         check_source = smoke_sources([(task.stem, source)])[task.stem] if backend == "cpu" else source
         agent_task = AgentTask(task_id(source), task.stem, source)

@@ -89,7 +89,7 @@ class Party:
 
 @dataclass
 class TrialLog:
-    walls: list[float] = field(default_factory=list)  # parent clock, go -> committed, timed trials (ms)
+    walls: list[float] = field(default_factory=list)  # parent clock, go -> committed, trials at size 0 (ms)
     reported: list[float] = field(default_factory=list)  # what the candidate said its forwards took
     reports: list[dict[str, Any]] = field(default_factory=list)  # full comparisons of the correctness seeds
     checked: dict[str, int] = field(default_factory=dict)  # purpose -> trials checked
@@ -167,8 +167,9 @@ class Judge:
                     self.log.busy.add(tid)
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
-        if trial.purpose == "timed":
+        if trial.size == 0:  # every trial at the task's size bounds the forward's time, not only the timed ones
             self.log.walls.append(wall)
+        if trial.purpose == "timed":
             self.log.reported.append(float(returned.get("ms", 0.0)))
         files = self.cand.ask({"op": "ship", "id": trial.id}, "shipped")["files"] if trial.full else []
         if not trial.full:

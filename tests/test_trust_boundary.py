@@ -133,10 +133,14 @@ def test_a_faked_clock_is_contradicted_by_the_parent() -> None:
 
 
 def test_work_left_to_a_thread_after_return_is_seen() -> None:
+    """A worker the first forward starts, handed each call's work and kept busy between calls."""
     body = ("out = torch.empty_like(x)\n"
             "def later():\n    out.copy_(honest(self, x))\n"
-            "    end = time.monotonic() + 0.2\n    while time.monotonic() < end:\n        pass\n"
-            "threading.Thread(target=later, daemon=True).start()\nreturn out")
+            "    end = time.monotonic() + 60\n    while time.monotonic() < end:\n        pass\n"
+            "if not hasattr(self, 'worker'):\n"
+            "    self.worker = threading.Thread(target=later, daemon=True)\n    self.worker.start()\n"
+            "else:\n    out.copy_(honest(self, x))\n"
+            "return out")
     result = around("relu", body)
     assert result.verdict == Verdict.HACKED and result.hack_check == "thread_injection", result.message
 

@@ -181,8 +181,11 @@ class Evaluation:
         wanted = self.cfg.time_compiled_ref if self.cfg.time_compiled_ref is not None else self.cfg.backend != "cpu"
         return bool(wanted) and not self.baseline
 
-    def variants(self, ref: Party) -> list[str]:
-        return ref.ask({"op": "variants", "seed": fresh()}, "variants")["usable"]
+    def variants(self, ref: Party) -> list[tuple[str, int]]:
+        """(variant, seed): each trial runs at the seed its usability was judged on (at another seed the
+        reference may be ill-conditioned on the same transform)."""
+        seed = fresh()
+        return [(kind, seed) for kind in ref.ask({"op": "variants", "seed": seed}, "variants")["usable"]]
 
     def gate(self, server: Server, result: EvalResult) -> None:
         """The gfx950 gate, unless its verdict on this source is cached: in a job of its own."""

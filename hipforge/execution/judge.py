@@ -127,7 +127,7 @@ class Judge:
         return walls
 
     # -- the trials ---------------------------------------------------------------------------------
-    def run(self, variants: list[str], result: EvalResult) -> None:
+    def run(self, variants: list[tuple[str, int]], result: EvalResult) -> None:
         trials = plan(self.cfg.seeds, self.cfg.warmup, self.cfg.timed_trials, variants, self.has_second(),
                       self.cfg.timed_full_checks)
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)

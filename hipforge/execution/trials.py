@@ -29,14 +29,14 @@ def fresh() -> int:
     return secrets.randbits(31)
 
 
-def plan(seeds: tuple[int, ...], warmup: int, timed: int, variants: list[str], second_size: bool,
+def plan(seeds: tuple[int, ...], warmup: int, timed: int, variants: list[tuple[str, int]], second_size: bool,
          timed_full: int) -> list[Trial]:
     """Warm-ups, the correctness seeds, one trial per usable adversarial variant, the second size, the
     NaN-poison probe, then the timed trials (``timed_full`` of them, drawn at random, shipped whole)."""
     # warm-ups are shipped whole: a later output equal to a right one of theirs is a cached result
     specs: list[tuple[str, int, int, str | None, bool]] = [("warmup", fresh(), 0, None, True) for _ in range(warmup)]
     specs += [("seed", s, 0, None, True) for s in seeds]
-    specs += [("adversarial", fresh(), 0, v, True) for v in variants]
+    specs += [("adversarial", seed, 0, kind, True) for kind, seed in variants]
     specs += [("second_size", fresh(), 1, None, True) for _ in range(SECOND_SIZE_SEEDS if second_size else 0)]
     specs.append(("poison", seeds[0], 0, None, True))
     checked = set(secrets.SystemRandom().sample(range(timed), min(timed_full, timed)))

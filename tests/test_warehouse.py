@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from hipforge.store import Warehouse, apply_migrations, schema_version
-from hipforge.store.lineage import lineage, render_text
+from hipforge.store.lineage import MAX_DEPTH, LineageNode, lineage, render_text
 from hipforge.store.migrate import MIGRATIONS_DIR, MigrationError
 
 CORE_TABLES = {"tasks", "kernels", "evaluations", "lineage_edges", "llm_calls"}
@@ -110,4 +110,43 @@ def test_lineage_survives_a_cycle(warehouse: Warehouse) -> None:
     ]
     warehouse.insert("lineage_edges", edges, "r1")
     up = lineage(warehouse, "a", "ancestors")
-    assert [c.id for c in up.children] == ["b"] and up.children[0].children == []
+    assert [c.id for c in up.children] == ["b"]
+    assert [(c.id, c.shown_above, c.children) for c in up.children[0].children] == [("a", True, [])]
+
+
+def _chain(warehouse: Warehouse, pairs: list[tuple[str, str]]) -> None:
+    warehouse.insert("lineage_edges", [{"child_id": c, "parent_id": p, "relation": "evolved_from"}
+                                       for c, p in pairs], "r1")
+
+
+def _ids(node: LineageNode) -> list[str]:
+    return [node.id] + [i for c in node.children for i in _ids(c)]
+
+
+def test_lineage_survives_a_cycle_that_misses_the_root(warehouse: Warehouse) -> None:
+    """a -> b -> c -> b: evolution can produce it; b's subtree appears once and c's parent b is a reference."""
+    _chain(warehouse, [("a", "b"), ("b", "c"), ("c", "b")])
+    up = lineage(warehouse, "a", "ancestors")
+    assert _ids(up) == ["a", "b", "c", "b"]
+    again = up.children[0].children[0].children[0]
+    assert again.shown_above and again.children == []
+    assert "(shown above)" in render_text(up, "ancestors").splitlines()[-1]
+
+
+def test_lineage_shows_a_diamond_once_per_node(warehouse: Warehouse) -> None:
+    """Ten stacked diamonds: 2^10 paths to the bottom, but every node's subtree is expanded once."""
+    pairs = []
+    for level in range(10):
+        top, bottom = f"n{level}", f"n{level + 1}"
+        pairs += [(top, f"l{level}"), (top, f"r{level}"), (f"l{level}", bottom), (f"r{level}", bottom)]
+    _chain(warehouse, pairs)
+    ids = _ids(lineage(warehouse, "n0", "ancestors"))
+    assert len(ids) < 60 and ids.count("n10") == 2  # once expanded, once a reference
+
+
+def test_lineage_stops_at_its_depth_limit(warehouse: Warehouse) -> None:
+    _chain(warehouse, [(f"k{i}", f"k{i + 1}") for i in range(MAX_DEPTH + 10)])
+    node, depth = lineage(warehouse, "k0", "ancestors"), 0
+    while node.children:
+        node, depth = node.children[0], depth + 1
+    assert depth == MAX_DEPTH

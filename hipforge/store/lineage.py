@@ -28,6 +28,7 @@ class LineageNode:
     run_id: str | None
     relation: str | None = None  # how this node relates to the one above it in the tree
     children: list[LineageNode] = field(default_factory=list)
+    shown_above: bool = False  # already expanded elsewhere in this tree (a diamond or a cycle): not again
 
 
 def _edges(con: duckdb.DuckDBPyConnection, node_id: str, direction: Direction) -> list[tuple[str, str, str]]:
@@ -61,15 +62,18 @@ def lineage(warehouse: Warehouse, node_id: str, direction: Direction) -> Lineage
         for src, dst, relation in edges:
             by_src.setdefault(src, []).append((dst, relation))
 
-        def build(current: str, relation: str | None, seen: frozenset[str]) -> LineageNode:
+        expanded: set[str] = set()  # each node's own subtree appears once, so diamonds cannot blow the tree up
+
+        def build(current: str, relation: str | None, depth: int) -> LineageNode:
             kind, label, run_id = _describe(con, current)
-            node = LineageNode(current, kind, label, run_id, relation)
-            for dst, rel in by_src.get(current, []):
-                if dst not in seen:
-                    node.children.append(build(dst, rel, seen | {dst}))
+            node = LineageNode(current, kind, label, run_id, relation, shown_above=current in expanded)
+            if node.shown_above or depth >= MAX_DEPTH:
+                return node
+            expanded.add(current)
+            node.children = [build(dst, rel, depth + 1) for dst, rel in by_src.get(current, [])]
             return node
 
-        return build(node_id, None, frozenset({node_id}))
+        return build(node_id, None, 0)
 
 
 def to_json(root: LineageNode) -> dict[str, Any]:
@@ -86,7 +90,8 @@ def render_text(root: LineageNode, direction: Direction) -> str:
             last = i == len(node.children) - 1
             run = f"  [run {child.run_id[:8]}]" if child.run_id else ""
             branch = "└─" if last else "├─"
-            lines.append(f"{indent}{branch} {child.relation} → {child.kind} {child.id}  {child.label}{run}")
+            above = "  (shown above)" if child.shown_above else ""
+            lines.append(f"{indent}{branch} {child.relation} → {child.kind} {child.id}  {child.label}{run}{above}")
             walk(child, indent + ("   " if last else "│  "))
 
     walk(root, "  ")

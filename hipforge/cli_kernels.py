@@ -8,6 +8,7 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.progress import Progress
 
 Backend = Annotated[str, typer.Option(help="cpu | cuda | rocm")]
 Arch = Annotated[str | None, typer.Option(help="gfx950 (default), gfx942; sm_90 on cuda")]
@@ -85,9 +86,20 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
         cfg = config(backend, arch, wavefront)
         check_source = smoke_sources([(task.stem, source)])[task.stem] if backend == "cpu" else source
         agent_task = AgentTask(task_id(source), task.stem, source)
-        with console.status(f"translating {task.name} and evaluating on {backend}"):
+        budget = max(1, evolve + 1)
+        with Progress(*Progress.get_default_columns(), console=console, transient=True) as progress:
+            bar = progress.add_task(f"{task.name}: translating, evaluating on {backend}", total=budget)
+
+            speedups: list[float] = []
+
+            def on_trial(trial) -> None:  # noqa: ANN001
+                if trial.result.verdict.value == "correct" and trial.result.speedup_eager:
+                    speedups.append(trial.result.speedup_eager)
+                best = f", best {max(speedups):.2f}x over eager" if speedups else ""
+                progress.update(bar, advance=1, description=f"{task.name}: {trial.result.verdict.value}{best}")
+
             run = run_evolution(agent_task, offline_generate, lambda c: evaluate(c.source, check_source, cfg),
-                                budget=max(1, evolve + 1))
+                                budget=budget, on_trial=on_trial)
         if not run.trials:
             fail(f"declined: {run.declined[0] if run.declined else 'no candidate'}")
         chosen = run.best or run.trials[0]

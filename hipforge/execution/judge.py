@@ -20,7 +20,10 @@ from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.sandbox.client import Session
 
 CALIBRATION_TRIALS = 10
-TIMING_FLOOR = 0.5  # reported times must be at least this share of what the parent's clock saw
+# reported times must be at least this share of what the parent's clock saw; on the cpu backend honest
+# kernels were measured at a third of it (a 17.8 ms long-K matvec against a 53.5 ms fastest wall on a shared
+# 2-core machine, a 0.06 ms argmax against 7.4 ms), and cpu times only rank candidates
+TIMING_FLOOR = {"cpu": 0.25, "gpu": 0.5}
 # plus this much: below it the two clocks cannot tell a kernel from its overhead (HIP on CPU fibers, on a
 # shared 2-core machine, jitters by milliseconds, and its times only rank candidates)
 TIMING_SLACK_MS = {"cpu": 2.0, "gpu": 0.02}
@@ -302,7 +305,7 @@ class Judge:
         seen = min(self.log.walls) - overhead
         kind = "cpu" if self.cfg.backend == "cpu" else "gpu"
         slack = TIMING_SLACK_MS[kind] + (statistics.median(calibration) - overhead if SPREAD_COUNTS[kind] else 0.0)
-        if reported.median_ms < TIMING_FLOOR * seen - slack:
+        if reported.median_ms < TIMING_FLOOR[kind] * seen - slack:
             raise conclude(Verdict.HACKED, f"reports {reported.median_ms:.4g} ms per forward, but the evaluator's own "
                                            f"clock saw {seen:.4g} ms beyond the protocol's overhead",
                            hack_check="timing_mismatch", phase="time")

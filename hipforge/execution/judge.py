@@ -6,6 +6,7 @@ the writes its recorder refused; the verdict is made here from those facts alone
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class TrialLog:
     reported: list[float] = field(default_factory=list)  # what the candidate said its forwards took
     reports: list[dict[str, Any]] = field(default_factory=list)  # full comparisons of the correctness seeds
     checked: dict[str, int] = field(default_factory=dict)  # purpose -> trials checked
-    right: set[int] = field(default_factory=set)  # digests of outputs that matched the reference
+    right: set[str] = field(default_factory=set)  # digests of outputs that matched the reference
     started: dict[int, str] = field(default_factory=dict)  # tid -> name: threads alive at a return, not known
     busy: set[int] = field(default_factory=set)  # of those, the ones runnable (or in the kernel) at a return
 
@@ -163,10 +164,10 @@ class Judge:
         returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed}, "returned")
         # work left running: a thread the candidate started, alive at a return, that outlives the trials (a
         # worker joined at return takes a moment to exit) and was seen busy (an idle lazy pool sleeps)
-        for tid, state in self.threads().items():
+        for tid, (state, name) in self.threads().items():
             if tid not in self.known_threads:
-                self.log.started[tid] = state[1:]
-                if state[0] in "RD":
+                self.log.started[tid] = name
+                if state in "RD":
                     self.log.busy.add(tid)
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
@@ -195,8 +196,6 @@ class Judge:
 
     def compare_files(self, trial: Trial, files: list[str], ref_files: list[str],
                       meta: list[dict[str, Any]]) -> str | None:
-        import torch
-
         if len(files) != len(meta):
             return f"returns {len(files)} outputs, the reference {len(meta)}"
         refs = iter(ref_files)
@@ -219,7 +218,7 @@ class Judge:
                 return f"its shipped output is unreadable: {e}"
             want.append(tensorfile.read(Path(next(refs))))
         report = compare_outputs(got, want, self.cfg) if got else {"ok": True, "message": ""}
-        report["digest"] = hash(tuple(bytes(t.reshape(-1).view(torch.uint8).numpy()) for t in got))
+        report["digest"] = _digest(got)
         if report["ok"]:
             self.log.right.add(report["digest"])
         if trial.purpose == "seed":
@@ -316,6 +315,16 @@ def _describe_variant(variant: str | None) -> str:
     from hipforge.execution.adversarial import describe
 
     return f" ({describe(variant)})" if variant else ""
+
+
+def _digest(tensors: list[Any]) -> str:
+    """Of the outputs' bytes, read in place (no copy of a large output)."""
+    import torch
+
+    h = hashlib.blake2b(digest_size=16)
+    for t in tensors:
+        h.update(t.contiguous().reshape(-1).view(torch.uint8).numpy().data)
+    return h.hexdigest()
 
 
 def fp32_task(meta: list[list[dict[str, Any]] | None]) -> bool:

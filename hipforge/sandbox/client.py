@@ -106,10 +106,10 @@ class Server:
             except OSError:
                 pass
 
-    def threads(self) -> dict[int, str]:
+    def threads(self) -> dict[int, tuple[str, str]]:
         """Every OS thread (task) of the running job's processes, counted from outside: tid -> its
         scheduler state (R running or runnable, S sleeping, D in the kernel, Z/X exiting) and its name."""
-        states: dict[int, str] = {}
+        states: dict[int, tuple[str, str]] = {}
         for pid in self.job_pids():
             try:
                 tids = os.listdir(f"/proc/{pid}/task")
@@ -120,7 +120,7 @@ class Server:
                     with open(f"/proc/{pid}/task/{tid}/stat") as f:
                         stat = f.read()
                     name, rest = stat.split("(", 1)[1].rsplit(")", 1)
-                    states[int(tid)] = rest.split()[0] + name  # state letter, then the thread's name
+                    states[int(tid)] = (rest.split()[0], name)
                 except (OSError, IndexError):
                     pass  # gone since the listing
         return states

@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--heldout-share", type=float, default=SplitPolicy.heldout_share)
     parser.add_argument("--validation-share", type=float, default=SplitPolicy.validation_share)
     parser.add_argument("--timed-trials", type=int, default=0, help="0: the backend's protocol")
+    parser.add_argument("--verify-seconds", type=float, default=0,
+                        help="> 0: a box for verification; what is not verified in it makes no record")
     args = parser.parse_args()
     if not args.kernelbench:
         parser.error("KernelBench is what training must exclude: pass --kernelbench or set HIPFORGE_KERNELBENCH")
@@ -73,7 +75,8 @@ def main() -> None:
     pool = make_pool("local", eval_config, args.slots or None)
     config = CorpusConfig(args.preset, args.limit, args.seed, args.backend, args.workers, args.children,
                           args.corruptions, system=args.system,
-                          policy=SplitPolicy(args.heldout_share, args.validation_share))
+                          policy=SplitPolicy(args.heldout_share, args.validation_share),
+                          verify_seconds=args.verify_seconds)
     try:
         manifest = build_corpus(config, guard, pool, args.out, log)
     finally:

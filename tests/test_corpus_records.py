@@ -5,6 +5,7 @@ claim, and the builder's output directory."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -16,7 +17,14 @@ from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.tasks.library import library_task, load_library
 from hipforge.train.checkpoints import with_snapshot, write_metadata
 from hipforge.train.corpus import CorpusConfig, build_corpus
-from hipforge.train.corpus_kernels import Attempt, CorpusTask, TaskKernels, corrupted_fixes, real_fixes
+from hipforge.train.corpus_kernels import (
+    Attempt,
+    CorpusTask,
+    TaskKernels,
+    corrupted_fixes,
+    real_fixes,
+    translate_and_verify,
+)
 from hipforge.train.corrupt import corruptions
 from hipforge.train.records import dedupe, fix_record, load_jsonl, sft_record, snapshot_id, snapshot_of_ids
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy
@@ -156,3 +164,17 @@ def test_real_failures_become_fixes_but_lost_evaluations_do_not() -> None:
     fixes = real_fixes([TaskKernels(task, attempts)], 1500)
     assert [(f.attempt.source, f.attempt.verdict) for f in fixes] == [(KERNEL + "# a\n", "incorrect")]
     assert real_fixes([TaskKernels(task, attempts[1:])], 1500) == []  # no verified kernel, nothing to fix towards
+
+
+
+def test_a_verification_box_keeps_what_finished_in_time_and_translations_go_first() -> None:
+    tasks = [CorpusTask(f"t{i}", t.name, "mutation", t.source, t.source, f"g{i}", "train")
+             for i, t in enumerate(load_library()[:4])]
+    pool = FakePool(lambda src: _result(Verdict.CORRECT))
+    kernels = translate_and_verify(tasks, pool, 1, 0, lambda _: None, deadline=time.monotonic() - 1)
+    assert pool.seen == 1 and sum(len(tk.attempts) for tk in kernels) == 1  # past the box: the first result only
+    assert [a.how for tk in kernels for a in tk.attempts] == ["translated"]
+    everything = translate_and_verify(tasks, FakePool(lambda src: _result(Verdict.CORRECT)), 1, 0, lambda _: None)
+    made = [a.how for tk in everything for a in tk.attempts]
+    assert made.count("translated") == len(tasks) and "evolved" in made
+    assert pool.batches[0][:len(tasks)] == [tk.attempts[0].source for tk in everything]  # translations first

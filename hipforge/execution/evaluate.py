@@ -56,10 +56,13 @@ def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None 
 def evaluate_many(items: Iterable[tuple[str, str]], config: EvalConfig | None = None,
                   parallel: int = 2) -> Iterator[tuple[int, EvalResult]]:
     """Evaluate (candidate, task) pairs; yield (index, result) as each one finishes."""
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
+    pool = ThreadPoolExecutor(max_workers=parallel)
+    try:
         futures = {pool.submit(evaluate, cand, task, config): i for i, (cand, task) in enumerate(items)}
         for future in as_completed(futures):
             yield futures[future], future.result()
+    finally:  # a caller that stops early (a boxed run) waits for the evaluations running, not the queued
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def shutdown() -> None:

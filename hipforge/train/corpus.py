@@ -57,6 +57,7 @@ class CorpusConfig:
     feedback_chars: int = 1500  # of the log shown back: GRPOHyper.feedback_chars of the seed preset
     system: str = "full"
     policy: SplitPolicy = SplitPolicy()
+    verify_seconds: float = 0.0  # > 0: a box for all verification (4/5 kernels, then corruptions)
 
     def counts(self) -> dict[str, int]:
         if self.preset not in PRESETS:
@@ -154,7 +155,9 @@ def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, 
     stages, started_all = Stages(), time.monotonic()
     tasks = _tasks(config, guard, stages, log)
     started = time.monotonic()
-    kernels = translate_and_verify(tasks, pool, config.children, config.seed, log)
+    box = config.verify_seconds
+    kernels_end, verify_end = (started + 0.8 * box, started + box) if box > 0 else (None, None)
+    kernels = translate_and_verify(tasks, pool, config.children, config.seed, log, kernels_end)
     stages.timed("translate_evolve_verify", started)
     verdicts = Counter(a.result.verdict.value for tk in kernels for a in tk.attempts)
     per_mode: dict[str, Counter[str]] = {}
@@ -163,11 +166,13 @@ def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, 
         c["tasks"] += 1
         c["translated"] += not tk.declined
         c["verified_correct"] += tk.best() is not None
+        c["unverified"] += not tk.declined and not tk.attempts  # left out by the verification box
     stages.counts.update(kernels_per_mode={m: dict(c) for m, c in per_mode.items()}, candidate_verdicts=dict(
         verdicts), evaluations=sum(len(tk.attempts) for tk in kernels))
     stages.counts["evaluation_seconds_median"] = _median([a.result.seconds for tk in kernels for a in tk.attempts])
     started = time.monotonic()
-    fixes, corruption_counts = corrupted_fixes(kernels, pool, config.corruptions, config.feedback_chars, log)
+    fixes, corruption_counts = corrupted_fixes(kernels, pool, config.corruptions, config.feedback_chars, log,
+                                               verify_end)
     fixes += real_fixes(kernels, config.feedback_chars)
     stages.timed("corrupt_verify", started)
     stages.counts["corruptions"] = corruption_counts

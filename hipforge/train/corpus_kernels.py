@@ -8,6 +8,7 @@ Everything an evaluation pool sees goes out in one batch per stage, so a GPU box
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -86,27 +87,33 @@ def candidates(task: CorpusTask, children: int, seed: int) -> tuple[list[tuple[s
 Job = tuple[int, str, str, str]  # (owner task's index, candidate, task source it runs against, how it was made)
 
 
-def verify_all(pool: EvalPool, jobs: Sequence[Job], log: Log) -> list[tuple[int, Attempt]]:
-    """Every job through the pool; (job index, attempt) in the order they finish."""
+def verify_all(pool: EvalPool, jobs: Sequence[Job], log: Log,
+               deadline: float | None = None) -> list[tuple[int, Attempt]]:
+    """Every job through the pool; (job index, attempt) in the order they finish. Past ``deadline`` (a
+    time.monotonic() value) the rest is abandoned: a boxed run keeps what it verified in time."""
     out: list[tuple[int, Attempt]] = []
     step = max(1, len(jobs) // 10)
     for done, (i, result) in enumerate(pool.evaluate_many([(c, t) for _, c, t, _ in jobs]), 1):
         out.append((i, Attempt(jobs[i][1], result, jobs[i][3])))
         if done % step == 0 or done == len(jobs):
             log(f"verified {done}/{len(jobs)}")
+        if deadline is not None and time.monotonic() > deadline and done < len(jobs):
+            log(f"verification box over: {done} of {len(jobs)} verified, the rest left out")
+            break
     return out
 
 
 def translate_and_verify(tasks: Sequence[CorpusTask], pool: EvalPool, children: int, seed: int,
-                         log: Log) -> list[TaskKernels]:
+                         log: Log, deadline: float | None = None) -> list[TaskKernels]:
     kernels = [TaskKernels(t) for t in tasks]
     jobs = []
     for i, tk in enumerate(kernels):
         made, declined = candidates(tk.task, children, seed)
         tk.declined = declined
         jobs += [(i, source, tk.task.eval_source, how) for source, how in made]
+    jobs.sort(key=lambda job: job[3] != "translated")  # a box that ends early keeps a kernel for more tasks
     log(f"{sum(not k.declined for k in kernels)} of {len(kernels)} tasks translated; {len(jobs)} candidates")
-    for index, attempt in verify_all(pool, jobs, log):
+    for index, attempt in verify_all(pool, jobs, log, deadline):
         kernels[jobs[index][0]].attempts.append(attempt)
     return kernels
 
@@ -121,7 +128,7 @@ class Fix:
 
 
 def corrupted_fixes(kernels: Sequence[TaskKernels], pool: EvalPool, per_task: int, feedback_chars: int,
-                    log: Log) -> tuple[list[Fix], dict[str, int]]:
+                    log: Log, deadline: float | None = None) -> tuple[list[Fix], dict[str, int]]:
     """Corrupt each verified best kernel (one corruption per expected verdict, up to ``per_task``), run them,
     keep those whose verdict is the one claimed; counts of kept and mismatched per corruption."""
     jobs: list[Job] = []
@@ -138,7 +145,7 @@ def corrupted_fixes(kernels: Sequence[TaskKernels], pool: EvalPool, per_task: in
                 jobs.append((i, c.source, tk.task.eval_source, c.name))
     counts: Counter[str] = Counter()
     fixes = []
-    for index, attempt in verify_all(pool, jobs, log):
+    for index, attempt in verify_all(pool, jobs, log, deadline):
         got = attempt.result.verdict.value
         counts[f"{attempt.how}/{'kept' if got == claims[index] else 'got ' + got}"] += 1
         if got == claims[index]:

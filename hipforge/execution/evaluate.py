@@ -27,6 +27,7 @@ from hipforge.execution.antihack_static import blocking, scan
 from hipforge.execution.baselines import BaselineCache
 from hipforge.execution.compile_cache import seal
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.device_memory import DEVICE_MEMORY, device_key, share_mb
 from hipforge.execution.gate_cache import GateCache
 from hipforge.execution.judge import Concluded, Judge, Party, conclude, fp32_task
 from hipforge.execution.trials import fresh
@@ -139,6 +140,15 @@ class Evaluation:
         cfg = self.cfg
         ref = self.open(ref_server, "reference", parties, role="reference_job:run", task_sources=self.tasks,
                         rss_limit_mb=cfg.reference_memory_limit_mb, compile=self.compile_wanted())
+        sized = ref.expect("footprint")
+        with DEVICE_MEMORY.hold(device_key(cfg.backend), share_mb(sized["mb"]), sized["capacity_mb"]):
+            ref.session.send({"op": "admit"})
+            ref.deadline = time.monotonic() + cfg.compile_timeout_s  # the wait for memory is not its time
+            self.judged(ref, cand_server, run_lock, result, parties)
+
+    def judged(self, ref: Party, cand_server: Server, run_lock: Any, result: EvalResult,
+               parties: list[Party]) -> None:
+        cfg = self.cfg
         ready = ref.expect("ready")
         meta = ready["meta"]
         self.fp32 = fp32_task(meta)

@@ -17,27 +17,34 @@ from typing import Any
 from hipforge.execution import checksum, tensorfile
 from hipforge.execution.antihack_dynamic import same_storage
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.device_memory import capacity_mb, footprint_mb
 from hipforge.execution.job_common import build_reference, flatten, load_task, make_inputs, setup_device, sync
 from hipforge.execution.measure import time_callable
 
 
 def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
     try:
-        Reference(job, channel).serve()
+        # nothing on the device until the parent admits this evaluation beside the others in flight
+        tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
+        cfg = EvalConfig.from_dict(job["config"])
+        channel.emit({"event": "footprint", "mb": footprint_mb(tasks[0], cfg.init_seed),
+                      "capacity_mb": capacity_mb("cpu" if cfg.backend == "cpu" else "cuda")})
+        if (channel.recv() or {}).get("op") == "admit":  # else the parent gave up on this evaluation
+            Reference(job, channel, tasks).serve()
     except Exception as e:  # noqa: BLE001  # the task's own code failed: no verdict about the candidate
         channel.emit({"event": "failed", "message": f"the reference failed: {type(e).__name__}: {e}"[:1000],
                       "traceback": traceback.format_exc()[-3000:]})
 
 
 class Reference:
-    def __init__(self, job: dict[str, Any], channel: Any) -> None:
+    def __init__(self, job: dict[str, Any], channel: Any, tasks: list[Any]) -> None:
         import torch
 
         self.cfg, self.job, self.channel = EvalConfig.from_dict(job["config"]), job, channel
         self.device = "cpu" if self.cfg.backend == "cpu" else "cuda"
         setup_device(self.device)
         self.out = Path(job["outdir"])
-        self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
+        self.tasks = tasks
         self.models: list[Any] = []
         self.aliases = False
         self.meta: list[list[dict[str, Any]] | None] = []

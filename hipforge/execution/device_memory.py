@@ -1,0 +1,98 @@
+"""Device memory as a resource of the evaluations in flight: a slot count alone lets a dozen KernelBench
+L1 tasks (6-16 GB of inputs each, held by the reference's and the candidate's processes) take one GPU at
+once, and then honest kernels fail with out-of-memory errors that are ours, not theirs.
+
+The reference's process estimates a task's footprint on the meta device before it allocates anything
+(`footprint_mb`); the parent admits the evaluation once its share fits beside the others on that device
+(`DEVICE_MEMORY.hold`). One evaluation always runs, however large: a task bigger than the device fails on
+its own merits.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+# the reference's process and the candidate's each hold the weights, the inputs and the outputs, and the
+# candidate also a pristine copy of the inputs on checked trials; each CUDA context costs about 500 MB
+PROCESSES_SHARE = 3.0
+CONTEXTS_MB = 1024.0
+
+
+def share_mb(footprint_mb: float) -> float:
+    """What one evaluation of a task with this footprint takes of its device."""
+    return PROCESSES_SHARE * footprint_mb + CONTEXTS_MB
+
+
+class DeviceMemory:
+    """Megabytes held per device by the evaluations of this process (a pool worker owns one device)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._held: dict[str, float] = {}
+        self._running: dict[str, int] = {}
+
+    @contextmanager
+    def hold(self, device: str, mb: float, capacity_mb: float) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._running.get(device)
+                                   or self._held.get(device, 0.0) + mb <= capacity_mb)
+            self._held[device] = self._held.get(device, 0.0) + mb
+            self._running[device] = self._running.get(device, 0) + 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._held[device] -= mb
+                self._running[device] -= 1
+                self._changed.notify_all()
+
+    def held(self, device: str) -> float:
+        with self._changed:
+            return self._held.get(device, 0.0)
+
+
+DEVICE_MEMORY = DeviceMemory()
+
+
+def device_key(backend: str) -> str:
+    """The device this process's evaluations share (a pool worker sees one GPU through its environment)."""
+    visible = os.environ.get("HIP_VISIBLE_DEVICES" if backend == "rocm" else "CUDA_VISIBLE_DEVICES", "")
+    return f"{backend}:{visible or 'all'}"
+
+
+def footprint_mb(task: Any, init_seed: int) -> float:
+    """Weights, buffers, one set of inputs and the outputs of the task's Model, sized on the meta device
+    (nothing allocated); where an op has no meta kernel, the outputs are taken to be as large as the inputs,
+    and a task that cannot be built there at all counts as nothing (its evaluation is admitted by slots)."""
+    import torch
+
+    def mb(tensors: Any) -> float:
+        return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor)) / 2**20
+
+    try:
+        with torch.device("meta"):
+            torch.manual_seed(init_seed)
+            model = task.Model(*task.get_init_inputs())
+            inputs = list(task.get_inputs())
+    except Exception:  # noqa: BLE001  # e.g. a constructor that reads a value: the real build will tell
+        return 0.0
+    held = mb(list(model.parameters()) + list(model.buffers())) + mb(inputs)
+    try:
+        with torch.no_grad():
+            out = model(*inputs)
+        return held + mb(out if isinstance(out, tuple | list) else [out])
+    except Exception:  # noqa: BLE001  # an op without a meta kernel
+        return held + mb(inputs)
+
+
+def capacity_mb(device: str) -> float:
+    """The device's memory (GPUs), or the host's (the cpu backend's tensors live there)."""
+    if device == "cpu":
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    import torch
+
+    return torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / 2**20

@@ -1,0 +1,109 @@
+"""Device memory as the evaluations' shared resource: a task's footprint sized on the meta device, and the
+admission that keeps evaluations in flight within a device's memory (always at least one)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from hipforge.execution import device_memory
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.device_memory import DeviceMemory, footprint_mb, share_mb
+from hipforge.execution.evaluate import evaluate
+from hipforge.execution.job_common import load_task
+from hipforge.execution.verdict import Verdict
+from tests.corpus import entries
+
+LINEAR = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.fc = nn.Linear(n_in, n_out)
+        self.register_buffer("scale", torch.ones(n_out, dtype=torch.float64))
+
+    def forward(self, x):
+        return {forward}
+
+def get_inputs():
+    return [torch.randn(64, 1024)]
+
+def get_init_inputs():
+    return [1024, 512]
+"""
+MB = 2**20
+
+
+def task(forward: str) -> types.ModuleType:
+    return load_task(LINEAR.replace("{forward}", forward), "hipforge_test_sizing")
+
+
+def test_the_footprint_counts_weights_buffers_inputs_and_outputs_without_allocating() -> None:
+    weights = (1024 * 512 + 512) * 4 + 512 * 8
+    inputs, outputs = 64 * 1024 * 4, 64 * 512 * 4
+    assert footprint_mb(task("self.fc(x)"), 0) == pytest.approx((weights + inputs + outputs) / MB)
+    # an op with no meta kernel (a value read on the host): the outputs are guessed as large as the inputs
+    assert footprint_mb(task("self.fc(x) * float(x.sum())"), 0) == pytest.approx((weights + 2 * inputs) / MB)
+    unbuildable = load_task(LINEAR.replace("return [1024, 512]", "return [int(torch.randn(1).abs()) + 1024, 512]")
+                            .replace("{forward}", "x"), "hipforge_test_sizing_value")
+    assert footprint_mb(unbuildable, 0) == 0.0  # a constructor that reads a value: counted as nothing
+
+
+def test_evaluations_that_do_not_fit_together_wait_for_memory_and_one_always_runs() -> None:
+    memory, order, lock = DeviceMemory(), [], threading.Lock()
+    first_in, release_first = threading.Event(), threading.Event()
+
+    def run(name: str, mb: float, hold_until: threading.Event | None = None) -> None:
+        with memory.hold("gpu:0", mb, capacity_mb=100):
+            with lock:
+                order.append(f"{name} in")
+            if hold_until is not None:
+                first_in.set()
+                hold_until.wait(5)
+        with lock:
+            order.append(f"{name} out")
+
+    big = threading.Thread(target=run, args=("big", 70, release_first))
+    big.start()
+    assert first_in.wait(5)
+    small = threading.Thread(target=run, args=("small", 20))
+    small.start()
+    small.join(5)  # 70 + 20 fits beside it
+    waiting = threading.Thread(target=run, args=("waiting", 50))
+    waiting.start()
+    time.sleep(0.3)
+    assert "waiting in" not in order and memory.held("gpu:0") == 70  # 70 + 50 does not fit: it waits
+    release_first.set()
+    for t in (big, waiting):
+        t.join(5)
+    assert order.index("waiting in") > order.index("big out") and memory.held("gpu:0") == 0
+    with memory.hold("gpu:0", 500, capacity_mb=100):  # larger than the device, and alone: it runs
+        assert memory.held("gpu:0") == 500
+    with memory.hold("gpu:1", 90, capacity_mb=100), memory.hold("gpu:0", 90, capacity_mb=100):
+        pass  # devices are counted apart
+
+
+def test_an_evaluation_holds_its_share_of_the_device_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    held: list[tuple[str, float, float]] = []
+    real = device_memory.DEVICE_MEMORY.hold
+
+    @contextmanager
+    def recording(device: str, mb: float, capacity_mb: float) -> Iterator[None]:
+        held.append((device, mb, capacity_mb))
+        with real(device, mb, capacity_mb):
+            yield
+
+    monkeypatch.setattr(device_memory.DEVICE_MEMORY, "hold", recording)
+    relu = next(e for e in entries() if e.name == "relu")
+    result = evaluate(relu.candidate_source, relu.task_source, EvalConfig(timed_trials=2, warmup=1, gate=False))
+    assert result.verdict == Verdict.CORRECT, result.message
+    expected = footprint_mb(load_task(relu.task_source, "hipforge_test_relu"), 0)
+    assert len(held) == 1 and held[0][0].startswith("cpu:") and held[0][1] == pytest.approx(share_mb(expected))
+    assert held[0][2] > 0 and device_memory.DEVICE_MEMORY.held(held[0][0]) == 0

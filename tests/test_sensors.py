@@ -46,3 +46,33 @@ def test_new_task_sensor_requests_one_run_per_new_batch(inbox: Path) -> None:
     assert sorted(files) == ["gelu.py", "relu.py"]
     assert second.run_requests[0].run_key != first.run_requests[0].run_key
     assert set(json.loads(second.cursor)) == {"gelu.py", "relu.py"}
+
+
+def test_the_checkpoint_sensor_never_redoes_a_report_already_materialized(tmp_path: Path) -> None:
+    from hipforge.bench.models import checkpoint_key
+    from hipforge.store import Warehouse
+    from resources.warehouse import WarehouseResource
+    from sensors.checkpoints import kernelbench_report, new_checkpoints
+
+    path = tmp_path / "w.duckdb"
+    with Warehouse(str(path)).connect() as con:
+        for cid in ("ck-demo", "ck-new"):
+            con.execute("INSERT INTO checkpoints VALUES (?, 'sft', 'embedded:tiny-qwen2', 'p', 'snap', '{}', NULL, "
+                        "'train-run', current_timestamp)", [cid])
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("models", [checkpoint_key("ck-demo")])
+        instance.report_runless_asset_event(dg.AssetMaterialization(kernelbench_report.key,
+                                                                    partition=checkpoint_key("ck-demo")))
+
+        def tick(cursor: str | None) -> dg.SensorResult:
+            context = dg.build_sensor_context(instance=instance, cursor=cursor,
+                                              resources={"warehouse": WarehouseResource(path=str(path))})
+            result = new_checkpoints(context)
+            assert isinstance(result, dg.SensorResult)
+            return result
+
+        first = tick(None)  # a first tick after the demo: only the checkpoint without a report
+        assert [r.partition_key for r in first.run_requests] == [checkpoint_key("ck-new")]
+        assert set(json.loads(first.cursor)) == {"ck-demo", "ck-new"}
+        again = tick(first.cursor)
+        assert not again.run_requests and again.skip_reason

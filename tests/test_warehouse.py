@@ -75,8 +75,11 @@ def test_insert_keeps_existing_rows_unless_replacing(warehouse: Warehouse) -> No
     assert warehouse.insert("tasks", [_task("aaaa0001", "second")], "run-2") == 0
     table, row = warehouse.find("aaaa")
     assert (table, row["name"], row["run_id"]) == ("tasks", "first", "run-1")
+    first_seen = row["created_at"]
     warehouse.insert("tasks", [_task("aaaa0001", "third")], "run-3", on_conflict="replace")
-    assert warehouse.find("aaaa0001")[1]["run_id"] == "run-3"
+    replaced = warehouse.find("aaaa0001")[1]
+    assert replaced["name"] == "third"  # the content is the latest run's
+    assert (replaced["run_id"], replaced["created_at"]) == ("run-1", first_seen)  # provenance the first's
 
 
 def test_find_reports_unknown_and_ambiguous_ids(warehouse: Warehouse) -> None:

@@ -87,7 +87,9 @@ class Warehouse:
         on_conflict: Literal["keep", "replace"] = "keep",
         con: duckdb.DuckDBPyConnection | None = None,
     ) -> int:
-        """Insert rows stamped with run_id; existing keys are kept or replaced. Returns rows written."""
+        """Insert rows stamped with run_id; existing keys are kept or have their content replaced. A replaced
+        row keeps its first run_id and created_at: provenance says who first saw it, never the latest re-run.
+        Returns rows written."""
         if not rows:
             return 0
         if con is None:
@@ -100,7 +102,7 @@ class Warehouse:
         keys = _PRIMARY_KEYS[table]
         updates = [c for c in columns if c not in keys]
         action = (
-            "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in [*updates, "created_at"])
+            "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in updates if c != "run_id")
             if on_conflict == "replace"
             else "DO NOTHING"
         )

@@ -17,7 +17,8 @@ from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource
 
 GROUP = "kernels"
-TASK_ASSETS = ["reference_tasks", "kernelbench_tasks", "synthetic_tasks"]
+TASK_ASSETS = ["reference_tasks", "kernelbench_tasks", "synthetic_tasks", "inbox_tasks"]
+TASK_ORIGINS = ["reference", "synthetic", "kernelbench", "file"]  # "file": the inbox's
 
 
 def _progress(context: dg.AssetExecutionContext, verb: str):
@@ -65,7 +66,7 @@ def _stage_metadata(summary: StageSummary, title: str) -> dict[str, dg.MetadataV
 
 
 class TranslateConfig(dg.Config):
-    origins: list[str] = Field(default=["reference", "synthetic", "kernelbench"], description="task origins")
+    origins: list[str] = Field(default=TASK_ORIGINS, description="task origins")
     limit: int = Field(default=0, description="at most this many tasks (0: all)")
 
 
@@ -92,7 +93,7 @@ class EvolveConfig(dg.Config):
     children: int = Field(default=3, description="mutations of the current best per generation")
     seed: int = Field(default=0)
     limit: int = Field(default=6, description="evolve at most this many tasks (0: every task with a correct kernel)")
-    origins: list[str] = Field(default=["reference", "synthetic", "kernelbench"])
+    origins: list[str] = Field(default=TASK_ORIGINS, description="task origins")
 
 
 @dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", deps=[translated_kernels])

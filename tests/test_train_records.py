@@ -9,6 +9,7 @@ import pytest
 
 from hipforge.store import Warehouse
 from hipforge.store.lineage import lineage
+from hipforge.tasks.library import library_task
 from hipforge.train import store
 from hipforge.train.records import export, load_jsonl, rl_record, sft_record, snapshot_id
 
@@ -70,3 +71,17 @@ def test_records_and_checkpoints_carry_lineage(warehouse: Warehouse) -> None:
     assert [(c.relation, c.id) for c in down.children[0].children] == [("trained_into", "sft-abc")]
     with pytest.raises(LookupError, match="rl_checkpoint"):
         store.latest_checkpoint(warehouse, "rl")
+
+
+def test_training_never_sees_kernelbench_or_its_near_duplicates(warehouse: Warehouse) -> None:
+    relu, gelu = library_task("elementwise/relu").source, library_task("elementwise/gelu_tanh").source
+
+    def row(task_id: str, origin: str, source: str) -> dict[str, object]:
+        return {"task_id": task_id, "name": task_id, "origin": origin, "source": source, "status": "accepted"}
+
+    warehouse.insert("tasks", [row("kb-relu", "kernelbench", relu),
+                               row("syn-relu", "synthetic", relu.replace("torch.relu", "torch.relu ")),
+                               row("ref-gelu", "reference", gelu), row("inbox-gelu", "file", gelu + "\n")], "run-1")
+    assert sorted(t.task_id for t in store.training_tasks(warehouse)) == ["inbox-gelu", "ref-gelu"]
+    rl = store.rl_records_from_tasks(warehouse, "cpu", "", "full")
+    assert sorted(r.task_id for r in rl) == ["inbox-gelu", "ref-gelu"]

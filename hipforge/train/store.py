@@ -9,20 +9,30 @@ from typing import Any
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Candidate
-from hipforge.agents.pipeline import accepted_tasks
+from hipforge.agents.pipeline import StoredTask, accepted_tasks
 from hipforge.agents.summarizer import failures_from_warehouse, render_lessons, summarize
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
 from hipforge.tasks.library import load_library
 from hipforge.train.records import SYSTEM_PROMPTS, Record, rl_record, sft_record, snapshot_of_ids
+from hipforge.train.splits import KernelBenchGuard
 
-ORIGINS = ["reference", "synthetic", "kernelbench"]
+# never "kernelbench": it is what the reports measure a checkpoint on
+ORIGINS = ["reference", "synthetic", "file"]
+
+
+def training_tasks(warehouse: Warehouse, limit: int = 0) -> list[StoredTask]:
+    """Accepted tasks a model may train on: none from KernelBench, and none that equals or closely resembles
+    a KernelBench problem in the warehouse (a synthetic mutation can land on one)."""
+    guard = KernelBenchGuard((t.name, t.source) for t in accepted_tasks(warehouse, ["kernelbench"]))
+    tasks = [t for t in accepted_tasks(warehouse, ORIGINS) if not len(guard) or guard.match(t.source) is None]
+    return tasks[:limit] if limit else tasks
 
 
 def sft_records_from_archive(warehouse: Warehouse, system: str, backend: str | None = None) -> list[Record]:
-    """One record per task with a trusted verified kernel: its fastest one."""
-    tasks = {t.task_id: t for t in accepted_tasks(warehouse, ORIGINS)}
+    """One record per training task with a trusted verified kernel: its fastest one."""
+    tasks = {t.task_id: t for t in training_tasks(warehouse)}
     best = [row for row in KernelArchive(warehouse).per_task_best(backend) if row["task_id"] in tasks]
     return [sft_record(r["task_id"], tasks[r["task_id"]].name, tasks[r["task_id"]].source, r["kernel_id"],
                        r["source"], float(r["speedup_eager"] or 0.0), system) for r in best]
@@ -35,7 +45,7 @@ def current_lessons(warehouse: Warehouse, max_chars: int = 1500) -> str:
 
 def rl_records_from_tasks(warehouse: Warehouse, backend: str, lessons: str, system: str,
                           limit: int = 0) -> list[Record]:
-    tasks = accepted_tasks(warehouse, ORIGINS, limit)
+    tasks = training_tasks(warehouse, limit)
     return [rl_record(t.task_id, t.name, t.source, t.eval_source(backend), lessons, system) for t in tasks]
 
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from hipforge.paths import REPO_ROOT, default_warehouse_path
 from hipforge.store import Warehouse
 from hipforge.store.lineage import lineage, render_text, to_json
+from hipforge.store.warehouse import FINDABLE
 
 app = typer.Typer(help="hipforge: teach language models to write fast HIP kernels.", no_args_is_help=True)
 console = Console(width=None if sys.stdout.isatty() else 120)
@@ -25,6 +26,11 @@ WarehouseOpt = Annotated[Path | None, typer.Option(help="DuckDB file (default: H
 
 def _warehouse(path: Path | None) -> Warehouse:
     return Warehouse(path or default_warehouse_path())
+
+
+def _reason(err: Exception) -> str:
+    """An exception's own message (a KeyError's str() wraps it in quotes)."""
+    return str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
 
 
 def _fail(message: str) -> NoReturn:
@@ -70,17 +76,18 @@ def demo(
 
 @app.command("lineage")
 def lineage_cmd(
-    node_id: Annotated[str, typer.Argument(help="task, kernel or evaluation id (a unique prefix will do)")],
+    node_id: Annotated[str, typer.Argument(help="task, kernel, evaluation, record or checkpoint id (a unique "
+                                                "prefix will do)")],
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of text")] = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    """Ancestors and descendants of any task or kernel."""
+    """Ancestors and descendants of any task, kernel, evaluation, record or checkpoint."""
     store = _warehouse(warehouse)
     try:
         table, row = store.find(node_id)
     except (KeyError, FileNotFoundError) as err:
-        _fail(str(err).strip("'\""))
-    full_id = row[{"tasks": "task_id", "kernels": "kernel_id", "evaluations": "eval_id"}.get(table, "call_id")]
+        _fail(_reason(err))
+    full_id = row[FINDABLE[table]]
     up, down = lineage(store, full_id, "ancestors"), lineage(store, full_id, "descendants")
     if as_json:
         print(json.dumps({"id": full_id, "kind": up.kind, "label": up.label,
@@ -93,7 +100,8 @@ def lineage_cmd(
 
 @app.command()
 def show(
-    node_id: Annotated[str, typer.Argument(help="task, kernel, evaluation or LLM call id (a unique prefix will do)")],
+    node_id: Annotated[str, typer.Argument(help="task, kernel, evaluation, LLM call, record or checkpoint id "
+                                                "(a unique prefix will do)")],
     as_json: Annotated[bool, typer.Option("--json")] = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
@@ -101,7 +109,7 @@ def show(
     try:
         table, row = _warehouse(warehouse).find(node_id)
     except (KeyError, FileNotFoundError) as err:
-        _fail(str(err).strip("'\""))
+        _fail(_reason(err))
     if as_json:
         print(json.dumps({"table": table, **row}, indent=2, default=str))
         return
@@ -125,11 +133,18 @@ def tasks(
                 "FROM tasks WHERE (? IS NULL OR origin = ?) AND (? IS NULL OR status = ?) ORDER BY origin, name",
                 [origin, origin, status, status],
             ).fetchall()
+            origins = [r[0] for r in con.execute("SELECT DISTINCT origin FROM tasks ORDER BY 1").fetchall()]
     except FileNotFoundError as err:
         _fail(str(err))
-    table = Table("task_id", "name", "origin", "status", "reason", title=f"{len(rows)} tasks")
-    for row in rows:
-        table.add_row(*[str(v)[:100] for v in row])
+    if not rows and origin and origin not in origins:  # say why nothing matched
+        console.print(f"no tasks of origin {origin!r}: the warehouse holds {', '.join(origins) or 'none'}"
+                      + ("; KernelBench tasks come from kernelbench_tasks with HIPFORGE_KERNELBENCH set"
+                         if origin == "kernelbench" else ""), highlight=False)
+        return
+    table = Table("task_id", "name", "origin", "status", "reason",
+                  title=f"{len(rows)} task{'' if len(rows) == 1 else 's'}")
+    for row in rows:  # long reasons wrap at word boundaries instead of being cut
+        table.add_row(*[str(v) for v in row])
     console.print(table)
 
 

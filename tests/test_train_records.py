@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from hipforge.cli import app
 from hipforge.store import Warehouse
 from hipforge.store.lineage import lineage
 from hipforge.tasks.library import library_task
@@ -71,6 +73,15 @@ def test_records_and_checkpoints_carry_lineage(warehouse: Warehouse) -> None:
     assert [(c.relation, c.id) for c in down.children[0].children] == [("trained_into", "sft-abc")]
     with pytest.raises(LookupError, match="rl_checkpoint"):
         store.latest_checkpoint(warehouse, "rl")
+    # every id lineage prints can be looked up again, from the CLI too
+    runner = CliRunner()
+    shown = runner.invoke(app, ["show", "sft-a", "--warehouse", str(warehouse.path)])
+    assert shown.exit_code == 0 and "checkpoints" in shown.output and "sft-abc" in shown.output
+    walked = runner.invoke(app, ["lineage", sft.record_id[:8], "--warehouse", str(warehouse.path)])
+    assert walked.exit_code == 0, walked.output
+    assert "trained_into → checkpoint sft-abc" in walked.output and "recorded_as" in walked.output
+    missing = runner.invoke(app, ["show", "zzzz", "--warehouse", str(warehouse.path)])
+    assert missing.exit_code == 1 and "starting with 'zzzz'" in missing.output  # the quote closes
 
 
 def test_training_never_sees_kernelbench_or_its_near_duplicates(warehouse: Warehouse) -> None:

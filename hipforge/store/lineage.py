@@ -17,6 +17,8 @@ _LABELS = [
     ("tasks", "task_id", "name || ' (' || origin || ', ' || status || ')'"),
     ("kernels", "kernel_id", "'kernel by ' || agent || ' for task ' || task_id"),
     ("evaluations", "eval_id", "backend || ' ' || verdict || coalesce(' ' || round(speedup_eager, 3) || 'x', '')"),
+    ("records", "record_id", "kind || ' record for task ' || task_id"),
+    ("checkpoints", "checkpoint_id", "stage || ' checkpoint from ' || base_model"),
 ]
 
 
@@ -51,7 +53,7 @@ def _describe(con: duckdb.DuckDBPyConnection, node_id: str) -> tuple[str, str, s
         row = con.execute(f"SELECT {label}, run_id FROM {table} WHERE {column} = ?", [node_id]).fetchone()
         if row:
             return table.rstrip("s"), row[0], row[1]
-    return "external", node_id, None  # e.g. a checkpoint or record id written by a later stage
+    return "external", node_id, None  # an id no table holds (a row not stored, or since removed)
 
 
 def lineage(warehouse: Warehouse, node_id: str, direction: Direction) -> LineageNode:

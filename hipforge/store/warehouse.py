@@ -21,6 +21,8 @@ ID_COLUMNS: dict[str, str] = {
     "evaluations": "eval_id",
     "llm_calls": "call_id",
 }
+# what `find` (and so `hipforge show` / `lineage`) looks ids up in: every id the CLI prints
+FINDABLE: dict[str, str] = {**ID_COLUMNS, "records": "record_id", "checkpoints": "checkpoint_id"}
 _PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     **{table: (column,) for table, column in ID_COLUMNS.items()},
     "lineage_edges": ("child_id", "parent_id", "relation"),
@@ -122,13 +124,22 @@ class Warehouse:
             raise KeyError(f"id prefix {id_or_prefix!r} is too short: give at least 4 characters")
         with self.connect(read_only=True) as con:
             hits: list[tuple[str, dict[str, Any]]] = []
-            for table, column in ID_COLUMNS.items():
-                cursor = con.execute(f"SELECT * FROM {table} WHERE {column} LIKE ? LIMIT 3", [id_or_prefix + "%"])
+            tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+            for table, column in FINDABLE.items():
+                if table not in tables:
+                    continue
+                # a record appears once per snapshot it belongs to: its latest row stands for it
+                cursor = con.execute(f"SELECT * FROM {table} WHERE {column} LIKE ? ORDER BY created_at DESC",
+                                     [id_or_prefix + "%"])
                 names = [d[0] for d in cursor.description]
-                hits += [(table, dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+                first = {}
+                for row in cursor.fetchmany(50):
+                    first.setdefault(row[names.index(column)], dict(zip(names, row, strict=True)))
+                hits += [(table, found) for found in list(first.values())[:3]]
         if not hits:
-            raise KeyError(f"no task, kernel, evaluation or LLM call has an id starting with {id_or_prefix!r}")
+            raise KeyError(f"no task, kernel, evaluation, LLM call, record or checkpoint has an id starting with "
+                           f"{id_or_prefix!r}")
         if len(hits) > 1:
-            ids = ", ".join(f"{t}:{r[ID_COLUMNS[t]]}" for t, r in hits)
+            ids = ", ".join(f"{t}:{r[FINDABLE[t]]}" for t, r in hits)
             raise KeyError(f"id prefix {id_or_prefix!r} is ambiguous: {ids}")
         return hits[0]

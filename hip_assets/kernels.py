@@ -7,9 +7,11 @@ from pydantic import Field
 from hip_assets.run_links import run_metadata
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.lessons import latest_lessons
-from hipforge.agents.pipeline import StageSummary, accepted_tasks, evaluator, task_names
+from hipforge.agents.pipeline import StageSummary, StoredTask, accepted_tasks, evaluator, task_names
+from hipforge.agents.reuse import ReusingExecutor
 from hipforge.agents.stages import run_evolution, run_translation
 from hipforge.bench.plots import markdown_image, speedup_bars
+from hipforge.execution.protocol import protocol_key
 from hipforge.llm import call_summary
 from hipforge.store import Warehouse
 from resources.executor import ExecutorResource
@@ -65,6 +67,12 @@ def _stage_metadata(summary: StageSummary, title: str) -> dict[str, dg.MetadataV
     return metadata
 
 
+def reusing(executor: ExecutorResource, store: Warehouse, tasks: list[StoredTask]) -> ReusingExecutor:
+    """The executor, answering from the warehouse for what this protocol already judged (a killed run's work)."""
+    task_ids = {t.eval_source(executor.backend): t.task_id for t in tasks}
+    return ReusingExecutor(executor, store, task_ids, protocol_key(executor.eval_config()))
+
+
 class TranslateConfig(dg.Config):
     origins: list[str] = Field(default=TASK_ORIGINS, description="task origins")
     limit: int = Field(default=0, description="at most this many tasks (0: all)")
@@ -77,14 +85,16 @@ def translated_kernels(context: dg.AssetExecutionContext, config: TranslateConfi
     re-prompted with the verifier's errors and the latest lessons (up to 5 attempts, the judge screening each)."""
     store, run_id = warehouse.get(), context.run.run_id
     tasks = accepted_tasks(store, config.origins, config.limit)
+    verifier = reusing(executor, store, tasks)
     log = llm.call_log(store, run_id)
-    agents = llm.agents(log, evaluator(tasks, executor), lessons=latest_lessons(store))
+    agents = llm.agents(log, evaluator(tasks, verifier), lessons=latest_lessons(store))
     context.log.info(f"translating {len(tasks)} tasks with {agents.translator.name}; "
                      f"evaluating on the {executor.backend} backend")
     with log.batch():  # LLM calls land in llm_calls in batches, and whatever happened lands even on failure
-        summary = run_translation(agents, tasks, executor, KernelArchive(store), run_id, _progress(context, "done"))
+        summary = run_translation(agents, tasks, verifier, KernelArchive(store), run_id, _progress(context, "done"))
     rates = dg.MetadataValue.md(summary.rates_table())
-    metadata = {**_stage_metadata(summary, "translated kernels"), "correct_rates": rates}
+    metadata = {**_stage_metadata(summary, "translated kernels"), "correct_rates": rates,
+                "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **llm_metadata(llm, store, run_id), **run_metadata(context)})
 
 
@@ -106,13 +116,15 @@ def evolved_kernels(context: dg.AssetExecutionContext, config: EvolveConfig, war
     archive = KernelArchive(store)
     tasks = [t for t in accepted_tasks(store, config.origins) if archive.best(t.task_id, executor.backend)]
     tasks = tasks[: config.limit] if config.limit > 0 else tasks
+    verifier = reusing(executor, store, tasks)
     log = llm.call_log(store, run_id)
-    agents = llm.agents(log, evaluator(tasks, executor), archive=archive, budget=config.budget)
+    agents = llm.agents(log, evaluator(tasks, verifier), archive=archive, budget=config.budget)
     context.log.info(f"evolving {len(tasks)} tasks with {agents.evolver.name}, {config.budget} evaluations each")
     with log.batch():
-        summary = run_evolution(agents, tasks, executor, archive, run_id, budget=config.budget,
+        summary = run_evolution(agents, tasks, verifier, archive, run_id, budget=config.budget,
                                 children=config.children, seed=config.seed, on_progress=_progress(context, "evolved"))
-    metadata = {**_stage_metadata(summary, "evolved kernels"), **llm_metadata(llm, store, run_id)}
+    metadata = {**_stage_metadata(summary, "evolved kernels"), **llm_metadata(llm, store, run_id),
+                "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
 
 

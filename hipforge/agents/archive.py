@@ -49,6 +49,8 @@ class KernelArchive:
         model: str | None = None,
     ) -> str:
         """Kernel, evaluation and lineage edges in one transaction; returns the evaluation id."""
+        if result.reused_from:  # judged and stored before (by a run that was killed): nothing new to write
+            return result.reused_from
         kid = kernel_id(candidate.source)
         kernel = {"kernel_id": kid, "task_id": task_id, "source": candidate.source, "language": "hip",
                   "agent": candidate.agent, "model": model, "generation": generation}

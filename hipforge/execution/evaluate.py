@@ -30,6 +30,7 @@ from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_memory import DEVICE_MEMORY, device_key, share_mb
 from hipforge.execution.gate_cache import GateCache
 from hipforge.execution.judge import Concluded, Judge, Party, conclude, fp32_task
+from hipforge.execution.protocol import protocol_key
 from hipforge.execution.trials import fresh
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.sandbox.client import Server, resolve_mode
@@ -49,7 +50,7 @@ def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None 
     cfg = config or EvalConfig()
     started = time.monotonic()
     result = _evaluate(candidate_source, task_source, cfg, run_lock or _RUN_LOCK)
-    result.backend, result.arch = cfg.backend, cfg.arch
+    result.backend, result.arch, result.protocol = cfg.backend, cfg.arch, protocol_key(cfg)
     result.seconds = round(time.monotonic() - started, 3)
     return result
 

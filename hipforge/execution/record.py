@@ -20,6 +20,7 @@ def evaluation_row(kid: str, task_id: str, result: EvalResult) -> dict[str, obje
         "task_id": task_id,
         "backend": result.backend,
         "arch": result.arch,
+        "protocol": result.protocol or None,
         "verdict": result.verdict.value,
         "message": result.message,
         "hack_check": result.hack_check,

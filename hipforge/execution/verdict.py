@@ -48,6 +48,8 @@ class EvalResult:
     message: str = ""
     backend: str = ""
     arch: str = ""
+    protocol: str = ""  # hipforge.execution.protocol's key: the evaluator's code and settings it ran under
+    reused_from: str = ""  # the stored evaluation this result repeats (a re-run after a killed one)
     phase: str = ""  # where the evaluation stopped: static, gate, compile, check, time, done
     isolation: list[str] = field(default_factory=list)  # the mechanisms that were in force
     compile_log: str = ""

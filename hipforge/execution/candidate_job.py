@@ -15,18 +15,25 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import threading
 import time
 import traceback
 from pathlib import Path
 from typing import Any
 
 from hipforge.execution import antihack_dynamic as dyn
-from hipforge.execution import checksum, tensorfile
+from hipforge.execution import checksum, device_prep, tensorfile
 from hipforge.execution.backend import CompileError, make_backend
 from hipforge.execution.compile_cache import BuildNeeded
 from hipforge.execution.config import EvalConfig
-from hipforge.execution.job_common import build_reference, flatten, load_task, make_inputs, setup_device, sync
+from hipforge.execution.job_common import (
+    build_reference,
+    flatten,
+    load_task,
+    make_inputs,
+    rep_seeds,
+    setup_device,
+    sync,
+)
 
 MAX_BUILDS = 16  # build requests one candidate may make
 
@@ -65,13 +72,13 @@ class Harness:
             dyn.tripwire(task.Model, self.guard)
         self.exts, self.builds, self.requests = dyn.Extensions(), [], 0
         self.models: dict[int, Any] = {}
-        self.outputs: list[Any] = []
+        self.outputs: list[list[Any]] = []  # per forward of the trial, its flattened outputs
         self.args: list[Any] = []
         self.pristine: list[Any] | None = None
         self.found: list[tuple[str, str]] = []
-        self.noop_outputs: list[Any] | None = None
+        self.noop: Any = None  # calibration's stand-in for ModelNew
         self.size, self.variant, self.inspecting, self.aliases_ok = 0, None, False, False
-        _warm_up(self.device)
+        device_prep.warm_up(self.device)
 
     def serve(self) -> None:
         self.channel.emit({"event": "baseline", "isolation": self.mechanisms})
@@ -147,8 +154,8 @@ class Harness:
 
         self.outputs, self.args = [], []
         if msg.get("noop"):  # calibration: the same protocol around a forward that does nothing
-            self.noop_outputs = [torch.zeros(m["shape"], dtype=getattr(torch, m["dtype"]), device=self.device)
-                                 for m in msg["meta"]]
+            self.noop = _noop([torch.zeros(m["shape"], dtype=getattr(torch, m["dtype"]), device=self.device)
+                              for m in msg["meta"]])
         elif msg["size"] not in self.models:  # the second size's ModelNew, built before its first trial
             try:
                 with self.guard.armed():
@@ -158,7 +165,7 @@ class Harness:
         self.size, self.variant, self.inspecting = msg["size"], msg.get("variant"), bool(msg.get("inspect"))
         self.aliases_ok = bool(msg.get("aliases_ok"))
         self.exts.poison = bool(msg.get("poison"))
-        _fill_free_blocks_with_nan(self.device)
+        device_prep.fill_free_blocks_with_nan(self.device)
         return {"event": "prepared"}
 
     def draw_inputs(self, seed: int) -> None:
@@ -171,37 +178,47 @@ class Harness:
         self.flush()
 
     def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The trial's forwards (``reps`` of them, one unless the parent asks for more), each on its own
+        fresh inputs drawn just before it; ``ms`` is the sum of their times. Calibration takes the same path
+        with the no-op forward: every step besides the forward itself is the protocol's cost."""
         import torch
 
-        model = self.models.get(msg.get("size", 0)) if not self.noop_outputs else None
-        self.draw_inputs(msg["seed"])
-        try:
-            with self.guard.armed(model is not None), torch.no_grad():
-                start = self.clock()
-                out = model(*self.args) if model is not None else self.noop_outputs
-                ms = self.clock(start)
-        except BaseException as e:
-            raise self.failure(e, f"forward on seed {msg.get('seed')}", failing_seed=msg.get("seed")) from None
-        self.outputs = flatten(out)
-        if model is not None:
-            self.inspect()
-        self.noop_outputs = None
+        model = self.noop if self.noop is not None else self.models.get(msg.get("size", 0))
+        seeds = rep_seeds(msg["seed"], int(msg.get("reps", 1)))
+        ms = 0.0
+        for rep, seed in enumerate(seeds):
+            self.draw_inputs(seed)
+            try:
+                with self.guard.armed(), torch.no_grad():
+                    start = self.clock()
+                    out = model(*self.args)
+                    ms += self.clock(start)
+            except BaseException as e:
+                raise self.failure(e, f"forward on seed {seed}", failing_seed=msg.get("seed")) from None
+            outputs = flatten(out)
+            self.inspect(outputs)
+            # the next forward may write into this one's output buffer (honest reuse): what it returned is
+            # kept as it was then, outside the forward's own time
+            self.outputs.append(outputs if rep == len(seeds) - 1 else [_kept(o) for o in outputs])
+        self.noop = None
         return {"event": "returned", "ms": ms}
 
     def op_commit(self, msg: dict[str, Any]) -> dict[str, Any]:
-        if any(not hasattr(o, "detach") for o in self.outputs):
-            kinds = sorted({type(o).__name__ for o in self.outputs})
+        if any(not hasattr(o, "detach") for outputs in self.outputs for o in outputs):
+            kinds = sorted({type(o).__name__ for outputs in self.outputs for o in outputs})
             raise Failed("runtime_error", f"forward returned {', '.join(kinds)}, not tensors")
         self.key = msg["key"]
-        return {"event": "committed", "sums": checksum.sums(self.outputs, msg["key"]),
-                "meta": [tensorfile.meta(o) for o in self.outputs]}
+        return {"event": "committed", "sums": [checksum.sums(outputs, msg["key"]) for outputs in self.outputs],
+                "meta": [[tensorfile.meta(o) for o in outputs] for outputs in self.outputs]}
 
     def op_ship(self, msg: dict[str, Any]) -> dict[str, Any]:
-        files = []
-        for j, out in enumerate(self.outputs):  # a huge output travels as its fine sums
-            files.append(str(self.out / f"trial{msg['id']}_{j}.t"))
-            whole = checksum.whole(out.numel(), self.cfg.whole_output_limit)
-            tensorfile.write(Path(files[-1]), out if whole else checksum.fine([out], self.key + j)[0])
+        files: list[list[str]] = []
+        for rep, outputs in enumerate(self.outputs):
+            files.append([])
+            for j, out in enumerate(outputs):  # a huge output travels as its fine sums
+                files[-1].append(str(self.out / f"trial{msg['id']}_{rep}_{j}.t"))
+                whole = checksum.whole(out.numel(), self.cfg.whole_output_limit)
+                tensorfile.write(Path(files[-1][-1]), out if whole else checksum.fine([out], self.key + j)[0])
         self.release()
         return {"event": "shipped", "files": files}
 
@@ -218,17 +235,17 @@ class Harness:
         return {"event": "report", "hacks": [*self.guard.violations, *([patched] if patched else []), *self.found]}
 
     # -- helpers ---------------------------------------------------------------------------------
-    def inspect(self) -> None:
+    def inspect(self, outputs: list[Any]) -> None:
         """The honest-behaviour checks of one forward: plain tensors, inputs left alone. (An output buffer
         reused across calls is fine: every trial's inputs are fresh and its outputs are checked.)"""
-        if lazy := dyn.lazy_output(self.outputs):
+        if lazy := dyn.lazy_output(outputs):
             self.found.append(("lazy_evaluation", lazy))
         if self.pristine is not None and any(
                 hasattr(a, "untyped_storage") and (a.shape != p.shape or not dyn.identical(a, p))
                 for a, p in zip(self.args, self.pristine, strict=True)):
             self.found.append(("input_mutation", "forward changed its input tensors"))
         if self.pristine is not None and not self.aliases_ok and any(
-                dyn.same_storage(o, a) for o in self.outputs if hasattr(o, "untyped_storage")
+                dyn.same_storage(o, a) for o in outputs if hasattr(o, "untyped_storage")
                 for a in self.args if hasattr(a, "untyped_storage")):
             self.found.append(("output_aliasing", "the output shares storage with an input"))
 
@@ -272,35 +289,20 @@ class Harness:
         return Failed("runtime_error", f"{where}: {text[:1000]}", traceback=frames[-3000:], **fields)
 
 
-def _warm_up(device: str) -> None:
-    """Start what torch and the driver start lazily (thread pools, CUDA's context and library handles), so
-    that the thread count the parent takes before the candidate exists already includes them."""
+def _noop(outputs: list[Any]) -> Any:
+    """Calibration's forward: a module called like ModelNew (through nn.Module's call, under the armed guard,
+    then inspected) that computes nothing and returns ``outputs``."""
     import torch
 
-    a = torch.randn(256, 256)
-    (a @ a).sum().item()  # the BLAS pool
-    (torch.ones(1 << 22) * 2).sum().item()  # at::parallel_for's OpenMP team (small ops never start it)
-    if device != "cpu":
-        x = torch.randn(4, 8, 16, 16, device=device)
-        torch.nn.functional.conv2d(x, torch.randn(8, 8, 3, 3, device=device)).sum().item()
-        (x.view(32, 256) @ x.view(256, 32)).sum().item()
-        sync(device)
-    threading.enumerate()
+    class Noop(torch.nn.Module):
+        def forward(self, *args: Any) -> list[Any]:
+            return outputs
+
+    return Noop()
 
 
-def _fill_free_blocks_with_nan(device: str) -> None:
-    """Before a forward, every free block of the CUDA caching allocator holds NaN, so an output allocated and
-    never written cannot inherit an earlier result (on the CPU, freed memory goes back to the C allocator)."""
-    import torch
-
-    if device == "cpu":
-        return
-    held = []
-    for segment in torch.cuda.memory_snapshot():
-        for block in segment.get("blocks", []):
-            if block.get("state") == "inactive" and block.get("size", 0) >= 4:
-                held.append(torch.empty(block["size"] // 4, dtype=torch.float32, device=device).fill_(float("nan")))
-    del held
+def _kept(out: Any) -> Any:
+    return out.clone() if hasattr(out, "clone") else out
 
 
 def _build_note(info: dict[str, Any] | None) -> str:

@@ -49,6 +49,10 @@ class EvalConfig:
     time_compiled_ref: bool | None = None  # None: only on GPU (inductor on CPU costs a C++ build)
     whole_output_limit: int = 1 << 25  # elements; a larger output's full checks compare fine sums (checksum.py)
     timed_full_checks: int = 2  # timed trials (drawn at random) whose outputs are compared whole, besides checksums
+    # forwards per timed trial: the parent picks R so R x the forward's wall reaches this (None: the backend's,
+    # hipforge.execution.wallclock.TARGET_MS), with R sets of inputs and outputs under reps_memory_mb
+    reps_target_ms: float | None = None
+    reps_memory_mb: int = 512
     adversarial: bool = True  # trials on inputs that expose precision downgrades, where the reference allows
     second_size: bool = True  # trials at a second size of the task (hipforge.tasks.resize)
     gate: bool = True  # run the gfx950 compile gate when it is installed

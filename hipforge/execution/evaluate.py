@@ -29,10 +29,10 @@ from hipforge.execution.compile_cache import seal
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_memory import DEVICE_MEMORY, device_key, share_mb
 from hipforge.execution.gate_cache import GateCache
-from hipforge.execution.judge import Concluded, Judge, Party, conclude, fp32_task
+from hipforge.execution.judge import Judge, Party, fp32_task
 from hipforge.execution.protocol import protocol_key
 from hipforge.execution.trials import fresh
-from hipforge.execution.verdict import EvalResult, Timing, Verdict
+from hipforge.execution.verdict import Concluded, EvalResult, Timing, Verdict, conclude
 from hipforge.sandbox.client import Server, resolve_mode
 from hipforge.sandbox.pool import ServerPool, pool_for
 from hipforge.sandbox.pool import shutdown as shutdown_servers
@@ -160,10 +160,11 @@ class Evaluation:
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
                          env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]
-        judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False))
+        judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
+                      int(ready.get("bytes_per_rep", 0)))
         alone = cfg.backend == "cpu"  # the cores to itself while it is timed (hipforge.execution.quiet)
         with quiet.timing(alone):
-            calibration = judge.calibrate()
+            judge.calibrate()
         cand.session.send({"op": "import"})
         result.compile_log = self.import_candidate(cand)
         run_lock.acquire()
@@ -173,7 +174,7 @@ class Evaluation:
                 cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
                 judge.run(self.variants(ref) if cfg.adversarial and self.fp32 else [], result)
                 cand.phase = ref.phase = "time"
-                result.runtime = judge.timing(calibration)
+                result.runtime = judge.timing()
                 self.reference_timing(ref, result)
         finally:
             run_lock.release()

@@ -65,3 +65,12 @@ def sync(device: str) -> None:
         import torch
 
         torch.cuda.synchronize()
+
+
+def rep_seeds(seed: int, reps: int) -> list[int]:
+    """The seeds of a trial's ``reps`` forwards: the go seed, then seeds derived from it. Public, but
+    unknown until go names the seed, and each forward's inputs are drawn only once the last one returned."""
+    import hashlib
+
+    derived = (hashlib.blake2b(f"{seed}:{r}".encode(), digest_size=4).digest() for r in range(1, reps))
+    return [seed, *(int.from_bytes(d, "little") >> 1 for d in derived)]

@@ -6,42 +6,17 @@ the writes its recorder refused; the verdict is made here from those facts alone
 
 from __future__ import annotations
 
-import hashlib
-import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hipforge.execution import checksum, tensorfile
 from hipforge.execution.config import EvalConfig
-from hipforge.execution.measure import compare_outputs
-from hipforge.execution.trials import Trial, fresh, plan
-from hipforge.execution.verdict import EvalResult, Timing, Verdict
+from hipforge.execution.outputs_check import OutputCheck, shipped
+from hipforge.execution.trials import Trial, TrialLog, fresh, plan, timed_batch
+from hipforge.execution.verdict import Concluded, EvalResult, Timing, Verdict, conclude
+from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
 from hipforge.sandbox.client import Session
-
-CALIBRATION_TRIALS = 10
-# reported times must be at least this share of what the parent's clock saw; on the cpu backend honest
-# kernels were measured at a third of it (a 17.8 ms long-K matvec against a 53.5 ms fastest wall on a shared
-# 2-core machine, a 0.06 ms argmax against 7.4 ms), and cpu times only rank candidates
-TIMING_FLOOR = {"cpu": 0.25, "gpu": 0.5}
-# plus this much: below it the two clocks cannot tell a kernel from its overhead (HIP on CPU fibers, on a
-# shared 2-core machine, jitters by milliseconds, and its times only rank candidates)
-TIMING_SLACK_MS = {"cpu": 2.0, "gpu": 0.02}
-# and, on the cpu backend only, the calibration's own spread (median over fastest): fibers' jitter is that
-# wide there, while on a GPU the fastest-to-fastest difference is tight and the spread (a few tens of
-# microseconds of pipes) would hide a tenfold lie about a 0.1 ms kernel
-SPREAD_COUNTS = {"cpu": True, "gpu": False}
-
-
-class Concluded(Exception):
-    def __init__(self, result: EvalResult) -> None:
-        super().__init__(result.message)
-        self.result = result
-
-
-def conclude(verdict: Verdict, message: str, **fields: Any) -> Concluded:
-    return Concluded(EvalResult(verdict, message, **fields))
 
 
 @dataclass
@@ -91,58 +66,53 @@ class Party:
         return conclude(Verdict.RUNTIME_ERROR, f"the {self.name} {why} during the {self.phase} phase", phase=self.phase)
 
 
-@dataclass
-class TrialLog:
-    walls: list[float] = field(default_factory=list)  # parent clock, go -> committed, trials at size 0 (ms)
-    reported: list[float] = field(default_factory=list)  # what the candidate said its forwards took
-    reports: list[dict[str, Any]] = field(default_factory=list)  # full comparisons of the correctness seeds
-    checked: dict[str, int] = field(default_factory=dict)  # purpose -> trials checked
-    right: set[str] = field(default_factory=set)  # digests of outputs that matched the reference
-    started: dict[int, str] = field(default_factory=dict)  # tid -> name: threads alive at a return, not known
-    busy: set[int] = field(default_factory=set)  # of those, the ones runnable (or in the kernel) at a return
-
-
 class Judge:
     def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
-                 ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False) -> None:
+                 ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
+                 bytes_per_rep: int = 0) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
         self.meta, self.second, self.aliases = ref_meta, describe_second, aliases
         self.log = TrialLog()
+        self.outputs = OutputCheck(cfg, ref_meta, self.log)
+        self.clock = WallClock(cfg, allowed_reps(cfg, bytes_per_rep))  # go -> committed, trials at size 0 (ms)
+        self.timed_reps = 1
         self.known_threads: set[int] = set()  # the protocol's, the runtime's and the libraries' own
 
     def has_second(self) -> bool:
         return len(self.meta) > 1 and self.meta[1] is not None
 
     # -- before the candidate exists ---------------------------------------------------------------
-    def calibrate(self) -> list[float]:
-        """The protocol's own cost (pipes, flush, checksums of outputs this shape) around a forward that
-        does nothing, measured before the candidate is imported; then the thread count the candidate may not
-        exceed (after the protocol itself has run, so whatever it starts lazily is known)."""
-        walls = []
-        for _ in range(CALIBRATION_TRIALS):
-            self.cand.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
-            started = time.monotonic()
-            self.cand.ask({"op": "go", "seed": fresh()}, "returned")
-            self.threads()  # as in every trial: the count's own cost is part of the protocol's overhead
-            self.cand.ask({"op": "commit", "key": fresh()}, "committed")
-            walls.append((time.monotonic() - started) * 1e3)
-            self.cand.ask({"op": "drop"}, "dropped")
+    def calibrate(self) -> None:
+        """The protocol's own cost (pipes, input draws, flush, checksums of outputs this shape) around a
+        forward that does nothing, at every R a timed trial may use, measured before the candidate is imported
+        (so it cannot slow this down to hide work); then the thread count the candidate may not exceed (after
+        the protocol itself has run, so whatever it starts lazily is known)."""
+        for reps in self.clock.reps:
+            for _ in range(CALIBRATION_TRIALS):
+                self.cand.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
+                started = time.monotonic()
+                self.cand.ask({"op": "go", "size": 0, "seed": fresh(), "reps": reps}, "returned")
+                self.threads()  # as in every trial: the count's own cost is part of the protocol's overhead
+                self.cand.ask({"op": "commit", "key": fresh()}, "committed")
+                self.clock.add(reps, (time.monotonic() - started) * 1e3, calibrating=True)
+                self.cand.ask({"op": "drop"}, "dropped")
         self.known_threads = set(self.threads())
-        return walls
 
     # -- the trials ---------------------------------------------------------------------------------
     def run(self, variants: list[tuple[str, int]], result: EvalResult) -> None:
-        trials = plan(self.cfg.seeds, self.cfg.warmup, self.cfg.timed_trials, variants, self.has_second(),
-                      self.cfg.timed_full_checks)
+        cfg = self.cfg
+        trials = plan(cfg.seeds, cfg.warmup, variants, self.has_second())
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
-        for trial in trials:
-            wrong = [p for p in failures if p != "poison"]
-            if wrong and trial.purpose != "seed" and ("seed" in wrong or trial.purpose in ("poison", "timed")):
-                break  # already wrong: what follows cannot change the verdict
-            why = self.one(trial)
-            if why and trial.purpose not in failures:
-                failures[trial.purpose] = (trial, why)
-        result.seeds, result.trials = list(self.cfg.seeds), len(self.cfg.seeds)
+        self.run_all(trials, failures)
+        # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it
+        self.timed_reps = self.clock.first_choice()
+        self.run_all(timed_batch(len(trials), cfg.timed_trials, cfg.timed_full_checks, self.timed_reps), failures)
+        if not _wrong(failures) and (more := self.clock.rerun(self.timed_reps)):
+            self.log.reported.clear()  # the times of the batch at the larger R replace the first batch's
+            self.run_all(timed_batch(len(trials) + cfg.timed_trials, cfg.timed_trials, cfg.timed_full_checks, more),
+                         failures)
+            self.timed_reps = more
+        result.seeds, result.trials = list(cfg.seeds), len(cfg.seeds)
         alive = self.threads()
         left = [name for tid, name in self.log.started.items()
                 if tid in alive and (tid in self.log.busy or alive[tid][0] in "RD")]
@@ -157,11 +127,21 @@ class Judge:
             raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
         self.verdict_from(failures, result)
 
+    def run_all(self, trials: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
+        for trial in trials:
+            wrong = _wrong(failures)
+            if wrong and trial.purpose != "seed" and ("seed" in wrong or trial.purpose in ("poison", "timed")):
+                return  # already wrong: what follows cannot change the verdict
+            why = self.one(trial)
+            if why and trial.purpose not in failures:
+                failures[trial.purpose] = (trial, why)
+
     def one(self, trial: Trial) -> str | None:
         """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""
         self.cand.ask({**trial.message(), "aliases_ok": self.aliases}, "prepared")
         started = time.monotonic()
-        returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed}, "returned")
+        returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed, "reps": trial.reps},
+                                 "returned")
         # work left running: a thread the candidate started, alive at a return, that outlives the trials (a
         # worker joined at return takes a moment to exit) and was seen busy (an idle lazy pool sleeps)
         for tid, (state, name) in self.threads().items():
@@ -172,80 +152,21 @@ class Judge:
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
         if trial.size == 0:  # every trial at the task's size bounds the forward's time, not only the timed ones
-            self.log.walls.append(wall)
+            self.clock.add(trial.reps, wall)
         if trial.purpose == "timed":
-            self.log.reported.append(float(returned.get("ms", 0.0)))
+            self.log.reported.append(float(returned.get("ms", 0.0)) / trial.reps)
         files = self.cand.ask({"op": "ship", "id": trial.id}, "shipped")["files"] if trial.full else []
         if not trial.full:
             self.cand.ask({"op": "drop"}, "dropped")
         ref = self.ref.ask({"op": "outputs", "id": trial.id, "size": trial.size, "seed": trial.seed,
-                            "variant": trial.variant, "key": trial.key, "full": trial.full}, "outputs")
+                            "variant": trial.variant, "key": trial.key, "full": trial.full, "reps": trial.reps},
+                           "outputs")
         self.log.checked[trial.purpose] = self.log.checked.get(trial.purpose, 0) + 1
         try:
-            meta = self.meta[trial.size] or []
-            if committed.get("meta") != meta:
-                self.downgrade(committed.get("meta"), meta)
-                return self.describe_meta(committed.get("meta"), meta)
-            whole = self.compare_files(trial, files, ref["files"], meta) if trial.full else None
-            if (off := checksum.mismatch(committed["sums"], ref["sums"], ref["bounds"])) is not None:
-                return whole or f"trial {trial.id} (seed {trial.seed}): {off}"
-            return whole
+            return self.outputs.trial(trial, committed, files, ref)
         finally:
-            for path in [*files, *ref.get("files", [])]:
+            for path in shipped(files, ref.get("files", [])):
                 Path(path).unlink(missing_ok=True)
-
-    def compare_files(self, trial: Trial, files: list[str], ref_files: list[str],
-                      meta: list[dict[str, Any]]) -> str | None:
-        if len(files) != len(meta):
-            return f"returns {len(files)} outputs, the reference {len(meta)}"
-        refs = iter(ref_files)
-        got, want = [], []
-        for path, m in zip(files, meta, strict=True):
-            shape = m["shape"]
-            if not checksum.whole(tensorfile.numel(shape), self.cfg.whole_output_limit):  # fine sums and bounds
-                blocks = -(-tensorfile.numel(shape) // checksum.FINE_BLOCK)
-                try:
-                    mine = tensorfile.read(Path(path), {"dtype": "float64", "shape": [blocks, 2]})
-                except (OSError, ValueError) as e:
-                    return f"its shipped sums are unreadable: {e}"
-                theirs, bound = tensorfile.read(Path(next(refs))), tensorfile.read(Path(next(refs)))
-                if (off := checksum.fine_mismatch(mine, theirs, bound)) is not None:
-                    return f"seed {trial.seed}: {off}"
-                continue
-            try:
-                got.append(tensorfile.read(Path(path), m))
-            except (OSError, ValueError) as e:
-                return f"its shipped output is unreadable: {e}"
-            want.append(tensorfile.read(Path(next(refs))))
-        report = compare_outputs(got, want, self.cfg) if got else {"ok": True, "message": ""}
-        report["digest"] = _digest(got)
-        if report["ok"]:
-            self.log.right.add(report["digest"])
-        if trial.purpose == "seed":
-            report["seed"] = trial.seed
-            self.log.reports.append(report)
-        return None if report["ok"] else f"seed {trial.seed}: {report['message']}"
-
-    @staticmethod
-    def downgrade(got: Any, want: list[dict[str, Any]]) -> None:
-        """A floating output of fewer bits than the reference's is a precision downgrade, not a mistake."""
-        import torch
-
-        for g, w in zip(got if isinstance(got, list) else [], want, strict=False):
-            mine, theirs = getattr(torch, str(g.get("dtype")), None), getattr(torch, w["dtype"])
-            if isinstance(mine, torch.dtype) and mine.is_floating_point and theirs.is_floating_point and \
-                    torch.finfo(mine).bits < torch.finfo(theirs).bits:
-                raise conclude(Verdict.HACKED, f"returns {mine} where the reference returns {theirs}",
-                               hack_check="precision_downgrade", phase="check")
-
-    @staticmethod
-    def describe_meta(got: Any, want: list[dict[str, Any]]) -> str:
-        if not isinstance(got, list) or len(got) != len(want):
-            return f"returns {len(got) if isinstance(got, list) else '?'} outputs, the reference {len(want)}"
-        for g, w in zip(got, want, strict=True):
-            if g != w:
-                return f"output {g.get('shape')} {g.get('dtype')}, reference {w['shape']} {w['dtype']}"
-        return "output metadata differs"
 
     # -- the verdict --------------------------------------------------------------------------------
     def verdict_from(self, failures: dict[str, tuple[Trial, str]], result: EvalResult) -> None:
@@ -258,7 +179,7 @@ class Judge:
             if key != "fp32_task":
                 setattr(result, key, value)
         second = self.second if self.has_second() else None
-        result.integrity = {"checked": dict(self.log.checked), "second_size": second}
+        result.integrity = {"checked": dict(self.log.checked), "second_size": second, "timed_reps": self.timed_reps}
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)
         for purpose, check, text in (
@@ -295,36 +216,22 @@ class Judge:
         raise conclude(Verdict.INCORRECT, f"{why}{note}", failing_seed=trial.seed, reference_fp64_gap=gap,
                        phase="check")
 
-    def timing(self, calibration: list[float]) -> Timing:
-        """The candidate's reported times, unless the parent's own clock contradicts them."""
+    def timing(self) -> Timing:
+        """The candidate's reported times per forward, unless the parent's own clock contradicts them."""
         reported = Timing.from_samples(self.log.reported)
-        # minimums: a busy machine only ever adds delay, so the fastest trial is the closest to the truth;
-        # the fastest calibration is the protocol's own cost
-        overhead = min(calibration)
-        seen = min(self.log.walls) - overhead
-        kind = "cpu" if self.cfg.backend == "cpu" else "gpu"
-        slack = TIMING_SLACK_MS[kind] + (statistics.median(calibration) - overhead if SPREAD_COUNTS[kind] else 0.0)
-        if reported.median_ms < TIMING_FLOOR[kind] * seen - slack:
-            raise conclude(Verdict.HACKED, f"reports {reported.median_ms:.4g} ms per forward, but the evaluator's own "
-                                           f"clock saw {seen:.4g} ms beyond the protocol's overhead",
-                           hack_check="timing_mismatch", phase="time")
+        if why := self.clock.contradiction(reported.median_ms, self.timed_reps):
+            raise conclude(Verdict.HACKED, why, hack_check="timing_mismatch", phase="time")
         return reported
+
+
+def _wrong(failures: dict[str, tuple[Trial, str]]) -> list[str]:
+    return [p for p in failures if p != "poison"]
 
 
 def _describe_variant(variant: str | None) -> str:
     from hipforge.execution.adversarial import describe
 
     return f" ({describe(variant)})" if variant else ""
-
-
-def _digest(tensors: list[Any]) -> str:
-    """Of the outputs' bytes, read in place (no copy of a large output)."""
-    import torch
-
-    h = hashlib.blake2b(digest_size=16)
-    for t in tensors:
-        h.update(t.contiguous().reshape(-1).view(torch.uint8).numpy().data)
-    return h.hexdigest()
 
 
 def fp32_task(meta: list[list[dict[str, Any]] | None]) -> bool:

@@ -18,7 +18,15 @@ from hipforge.execution import checksum, tensorfile
 from hipforge.execution.antihack_dynamic import same_storage
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_memory import capacity_mb, footprint_mb
-from hipforge.execution.job_common import build_reference, flatten, load_task, make_inputs, setup_device, sync
+from hipforge.execution.job_common import (
+    build_reference,
+    flatten,
+    load_task,
+    make_inputs,
+    rep_seeds,
+    setup_device,
+    sync,
+)
 from hipforge.execution.measure import time_callable
 
 
@@ -47,6 +55,7 @@ class Reference:
         self.tasks = tasks
         self.models: list[Any] = []
         self.aliases = False
+        self.bytes_per_rep = 0  # one forward's inputs and outputs at the task's size: what a timed trial holds per R
         self.meta: list[list[dict[str, Any]] | None] = []
         for size in range(len(self.tasks)):
             try:
@@ -57,6 +66,8 @@ class Reference:
                 self.meta.append([tensorfile.meta(o) for o in outs])
                 if size == 0:  # a reference whose output is a view of its input lets the candidate's be one too
                     self.aliases = any(same_storage(o, a) for o in outs for a in args if hasattr(a, "untyped_storage"))
+                    tensors = [t for t in [*args, *outs] if hasattr(t, "numel")]
+                    self.bytes_per_rep = sum(t.numel() * t.element_size() for t in tensors)
             except Exception:  # the task itself must run; its second size may not, and is then left out
                 if size == 0:
                     raise
@@ -71,7 +82,8 @@ class Reference:
         self.compiled, self.compile_error = None, ""
 
     def serve(self) -> None:
-        self.channel.emit({"event": "ready", "meta": self.meta, "rss_mb": self.rss_mb, "aliases": self.aliases})
+        self.channel.emit({"event": "ready", "meta": self.meta, "rss_mb": self.rss_mb, "aliases": self.aliases,
+                           "bytes_per_rep": self.bytes_per_rep})
         if self.job.get("compile"):  # before the timing lock: torch.compile takes 15-60 s on a GPU
             self.compile_reference()
         while (msg := self.channel.recv()) is not None and msg.get("op") != "quit":
@@ -90,24 +102,33 @@ class Reference:
         return [self.cfg.tolerance(m["dtype"]) for m in self.meta[size]]
 
     def op_outputs(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Per forward of the trial (its ``reps`` seeds), the checksums and bounds, and the files if full."""
         import torch
 
         size = msg["size"]
-        with torch.no_grad():
-            outs = flatten(self.model(size)(*self.inputs(size, msg["seed"], msg.get("variant"))))
-        reply: dict[str, Any] = {"event": "outputs", "sums": checksum.sums(outs, msg["key"]),
-                                 "bounds": checksum.bounds(outs, self.tolerances(size))}
-        if msg.get("full"):  # whole outputs, or a huge one's fine sums and their bounds
-            reply["files"], tolerances = [], self.tolerances(size)
-            for j, out in enumerate(outs):
-                reply["files"].append(str(self.out / f"ref{msg['id']}_{j}.t"))
-                if checksum.whole(out.numel(), self.cfg.whole_output_limit):
-                    tensorfile.write(Path(reply["files"][-1]), out)
-                    continue
-                tensorfile.write(Path(reply["files"][-1]), checksum.fine([out], msg["key"] + j)[0])
-                reply["files"].append(str(self.out / f"ref{msg['id']}_{j}.bound.t"))
-                tensorfile.write(Path(reply["files"][-1]), checksum.fine_bounds([out], [tolerances[j]])[0])
+        tolerances = self.tolerances(size)
+        reply: dict[str, Any] = {"event": "outputs", "sums": [], "bounds": [], "files": []}
+        for rep, seed in enumerate(rep_seeds(msg["seed"], msg.get("reps", 1))):
+            with torch.no_grad():
+                outs = flatten(self.model(size)(*self.inputs(size, seed, msg.get("variant"))))
+            reply["sums"].append(checksum.sums(outs, msg["key"]))
+            reply["bounds"].append(checksum.bounds(outs, tolerances))
+            if msg.get("full"):
+                reply["files"].append(self.write(outs, f"ref{msg['id']}_{rep}", msg["key"], tolerances))
         return reply
+
+    def write(self, outs: list[Any], stem: str, key: int, tolerances: list[tuple[float, float]]) -> list[str]:
+        """Whole outputs, or a huge one's fine sums and their bounds."""
+        files = []
+        for j, out in enumerate(outs):
+            files.append(str(self.out / f"{stem}_{j}.t"))
+            if checksum.whole(out.numel(), self.cfg.whole_output_limit):
+                tensorfile.write(Path(files[-1]), out)
+                continue
+            tensorfile.write(Path(files[-1]), checksum.fine([out], key + j)[0])
+            files.append(str(self.out / f"{stem}_{j}.bound.t"))
+            tensorfile.write(Path(files[-1]), checksum.fine_bounds([out], [tolerances[j]])[0])
+        return files
 
     def op_variants(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The adversarial variants the reference stays finite and well-conditioned on, at this seed."""

@@ -1,11 +1,14 @@
 """The trials of one evaluation, planned by the parent. Every trial runs the same protocol in the candidate's
 process (prepare, go, commit, then ship or drop), so the candidate cannot tell a checked trial from a timed
-one before it has committed its outputs; fresh seeds and checksum keys come from the parent's own RNG."""
+one before it has committed its outputs; fresh seeds and checksum keys come from the parent's own RNG.
+A timed trial runs ``reps`` forwards (each on its own fresh inputs), told with go: every timed trial of a
+batch has the same R, so it says nothing about which of them are compared whole."""
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 SECOND_SIZE_SEEDS = 2
 
@@ -19,27 +22,44 @@ class Trial:
     variant: str | None = None  # an adversarial input transform (hipforge.execution.adversarial)
     full: bool = False  # outputs shipped whole and compared elementwise (else checksums only)
     key: int = 0
+    reps: int = 1  # forwards in this one go, each on inputs from job_common.rep_seeds(seed, reps)
 
     def message(self) -> dict[str, object]:
         return {"op": "prepare", "id": self.id, "size": self.size, "variant": self.variant,
                 "inspect": self.purpose == "seed", "poison": self.purpose == "poison"}
 
 
+@dataclass
+class TrialLog:
+    """What the parent learnt from the trials so far."""
+
+    reported: list[float] = field(default_factory=list)  # what the candidate said a forward took, per timed trial
+    reports: list[dict[str, Any]] = field(default_factory=list)  # full comparisons of the correctness seeds
+    checked: dict[str, int] = field(default_factory=dict)  # purpose -> trials checked
+    right: set[str] = field(default_factory=set)  # digests of outputs that matched the reference
+    started: dict[int, str] = field(default_factory=dict)  # tid -> name: threads alive at a return, not known
+    busy: set[int] = field(default_factory=set)  # of those, the ones runnable (or in the kernel) at a return
+
+
 def fresh() -> int:
     return secrets.randbits(31)
 
 
-def plan(seeds: tuple[int, ...], warmup: int, timed: int, variants: list[tuple[str, int]], second_size: bool,
-         timed_full: int) -> list[Trial]:
-    """Warm-ups, the correctness seeds, one trial per usable adversarial variant, the second size, the
-    NaN-poison probe, then the timed trials (``timed_full`` of them, drawn at random, shipped whole)."""
+def plan(seeds: tuple[int, ...], warmup: int, variants: list[tuple[str, int]], second_size: bool) -> list[Trial]:
+    """The trials before the timed ones: warm-ups, the correctness seeds, one trial per usable adversarial
+    variant, the second size, the NaN-poison probe (the timed trials follow, once their R is chosen)."""
     # warm-ups are shipped whole: a later output equal to a right one of theirs is a cached result
     specs: list[tuple[str, int, int, str | None, bool]] = [("warmup", fresh(), 0, None, True) for _ in range(warmup)]
     specs += [("seed", s, 0, None, True) for s in seeds]
     specs += [("adversarial", seed, 0, kind, True) for kind, seed in variants]
     specs += [("second_size", fresh(), 1, None, True) for _ in range(SECOND_SIZE_SEEDS if second_size else 0)]
     specs.append(("poison", seeds[0], 0, None, True))
-    checked = set(secrets.SystemRandom().sample(range(timed), min(timed_full, timed)))
-    specs += [("timed", fresh(), 0, None, i in checked) for i in range(timed)]
     return [Trial(i, purpose, seed, size, variant, full, secrets.randbits(62))
             for i, (purpose, seed, size, variant, full) in enumerate(specs)]
+
+
+def timed_batch(first_id: int, timed: int, timed_full: int, reps: int) -> list[Trial]:
+    """``timed`` timed trials of ``reps`` forwards each, ``timed_full`` of them (drawn at random) shipped whole."""
+    checked = set(secrets.SystemRandom().sample(range(timed), min(timed_full, timed)))
+    return [Trial(first_id + i, "timed", fresh(), full=i in checked, key=secrets.randbits(62), reps=reps)
+            for i in range(timed)]

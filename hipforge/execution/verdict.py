@@ -103,3 +103,15 @@ class EvalResult:
             if isinstance(kwargs.get(key), dict):
                 kwargs[key] = Timing(**kwargs[key])
         return cls(**kwargs)
+
+
+class Concluded(Exception):
+    """Raised wherever the evidence already decides the verdict; the evaluation stops there."""
+
+    def __init__(self, result: EvalResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+def conclude(verdict: Verdict, message: str, **fields: Any) -> Concluded:
+    return Concluded(EvalResult(verdict, message, **fields))

@@ -1,0 +1,156 @@
+"""Timed trials of R forwards: R chosen by the parent from its own clock and capped by memory, calibration
+per R, every forward on fresh inputs and every forward's outputs checked, the timing check per forward.
+
+The cpu backend keeps one forward per trial by default; the evaluator cases here ask for the most forwards
+(reps_target_ms far above any forward) so that the R > 1 path runs end to end on the cpu backend."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.evaluate import evaluate
+from hipforge.execution.job_common import rep_seeds
+from hipforge.execution.trials import timed_batch
+from hipforge.execution.verdict import Verdict
+from hipforge.execution.wallclock import REPS, WallClock, allowed_reps
+from tests.corpus import entries
+from tests.test_trust_boundary import CONFIG, around
+
+MOST = EvalConfig(**{**CONFIG.to_dict(), "reps_target_ms": 1e6})  # always the largest calibrated R
+PLAIN = EvalConfig(**{**MOST.to_dict(), "adversarial": False, "second_size": False})
+MB = 1 << 20
+
+
+# -- the parent's choices, on numbers ---------------------------------------------------------------
+def test_rep_seeds_start_at_the_go_seed_and_are_distinct() -> None:
+    seeds = rep_seeds(12345, 64)
+    assert seeds[0] == 12345 and len(set(seeds)) == 64
+    assert seeds == rep_seeds(12345, 64) and rep_seeds(12345, 1) == [12345]
+    assert all(0 <= s < 1 << 31 for s in seeds)
+    assert not set(seeds[1:]) & set(rep_seeds(12346, 64))
+
+
+def test_allowed_reps_by_backend_and_memory() -> None:
+    assert allowed_reps(EvalConfig(backend="cpu"), 1024) == (1,)  # the cpu backend keeps one forward
+    assert allowed_reps(EvalConfig(backend="cuda"), 1024) == REPS
+    assert allowed_reps(EvalConfig(backend="cuda"), 100 * MB) == (1, 4)  # 16 x 100 MB is over 512 MB
+    assert allowed_reps(EvalConfig(backend="cuda"), 600 * MB) == (1,)
+    assert allowed_reps(EvalConfig(backend="cuda", reps_memory_mb=64), 4 * MB) == (1, 4, 16)
+    assert allowed_reps(MOST, 1024) == REPS
+
+
+def clock_with(reps: tuple[int, ...] = REPS, **cfg: object) -> WallClock:
+    clock = WallClock(EvalConfig(backend="cuda", **cfg), reps)
+    for r in reps:  # the protocol: 0.3 ms per trial plus 0.05 ms per forward
+        for extra in (0.0, 0.01, 0.2):
+            clock.add(r, 0.3 + 0.05 * r + extra, calibrating=True)
+    return clock
+
+
+def test_r_is_the_fewest_forwards_that_reach_the_target() -> None:
+    clock = clock_with()
+    assert clock.choose(3.0) == 1 and clock.choose(0.5) == 4 and clock.choose(0.2) == 16
+    assert clock.choose(0.01) == 64 and clock.choose(-0.2) == 64  # capped at the largest calibrated R
+    assert clock_with((1, 4)).choose(0.01) == 4  # capped by memory
+
+
+def test_r_comes_from_the_parents_walls_of_the_earlier_trials() -> None:
+    clock = clock_with()
+    clock.add(1, 0.35 + 0.2)  # a single forward's trial: 0.2 ms beyond the no-op's fastest 0.35
+    clock.add(1, 0.35 + 0.9)
+    assert clock.per_forward(1) == pytest.approx(0.2)
+    assert clock.first_choice() == 16  # 16 x 0.2 ms reaches 2 ms
+
+
+def test_a_forward_fast_only_in_the_timed_trials_is_timed_again_at_a_larger_r() -> None:
+    clock = clock_with()
+    clock.add(1, 0.35 + 3.0)  # slow in the earlier trials: R = 1
+    assert clock.first_choice() == 1
+    clock.add(1, 0.35 + 0.01)  # then fast
+    assert clock.rerun(1) == 64
+    clock.add(64, 0.3 + 3.2 + 64 * 0.05)
+    assert clock.rerun(64) is None
+
+
+def test_the_check_is_per_forward_and_the_slack_is_shared_by_the_forwards() -> None:
+    clock = clock_with()
+    clock.add(64, 0.3 + 3.2 + 64 * 0.1)  # 0.1 ms per forward beyond the protocol
+    assert clock.per_forward(64) == pytest.approx(0.1)
+    assert clock.contradiction(0.09, 64) is None
+    message = clock.contradiction(0.01, 64)  # a tenfold lie
+    assert message and "64 forwards per trial" in message
+    # the same lie about one forward is lost in one trial's slack
+    clock.add(1, 0.35 + 0.1)
+    assert clock.contradiction(0.01, 1) is None
+
+
+def test_timed_trials_of_a_batch_share_r_and_some_are_shipped_whole() -> None:
+    batch = timed_batch(9, 10, 2, 16)
+    assert [t.id for t in batch] == list(range(9, 19)) and {t.reps for t in batch} == {16}
+    assert sum(t.full for t in batch) == 2 and len({t.seed for t in batch}) == 10
+    assert all("reps" not in t.message() for t in batch)  # R comes with go, not with prepare
+
+
+# -- through the evaluator (cpu backend) ------------------------------------------------------------
+def test_an_honest_kernel_runs_r_forwards_per_timed_trial() -> None:
+    result = around("relu", "return honest(self, x)", config=MOST)
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.integrity["timed_reps"] == REPS[-1]
+    assert result.integrity["checked"]["timed"] == MOST.timed_trials
+
+
+def test_every_forward_gets_inputs_of_its_own() -> None:
+    """Counted by the candidate itself: only the poison probe repeats an input (the first seed's)."""
+    body = ("self.seen = getattr(self, 'seen', set())\nself.seen.add(x.numpy().tobytes())\n"
+            "self.calls = getattr(self, 'calls', 0) + 1\nprint(f'inputs {len(self.seen)} {self.calls}', flush=True)\n"
+            "return honest(self, x)")
+    result = around("relu", body, config=PLAIN)
+    assert result.verdict == Verdict.CORRECT, result.message
+    distinct, calls = map(int, re.findall(r"inputs (\d+) (\d+)", result.output_tail)[-1])
+    warmups_seeds_poison = PLAIN.warmup + len(PLAIN.seeds) + 1
+    assert calls == warmups_seeds_poison + PLAIN.timed_trials * REPS[-1]
+    assert distinct == calls - 1
+
+
+def test_an_output_buffer_reused_by_every_forward_of_a_trial_is_honest() -> None:
+    body = ("if not hasattr(self, 'buf'):\n    self.buf = torch.empty_like(x)\n"
+            "self.buf.copy_(honest(self, x))\nreturn self.buf")
+    result = around("relu", body, config=MOST)
+    assert result.verdict == Verdict.CORRECT, result.message
+
+
+def test_the_previous_forwards_output_within_a_timed_trial_is_caught() -> None:
+    """Right on every trial of one forward; within a timed trial every other forward repeats the last one's
+    output (a cache that cannot fire across trials, whose inputs are fresh, but could inside one)."""
+    body = ("self.calls = getattr(self, 'calls', 0) + 1\n"
+            "if self.calls > 7 and self.calls % 2:  # after a warm-up, the five seeds and the poison probe\n"
+            "    return self.last\nself.last = honest(self, x)\nreturn self.last")
+    result = around("relu", body, config=PLAIN)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "result_caching", result.message
+
+
+def test_a_faked_clock_is_contradicted_per_forward() -> None:
+    prelude = ("class _Frozen:\n    def perf_counter(self):\n        return 1.0\n"
+               "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].time = _Frozen()\n")
+    result = around("relu", "time.sleep(0.003)\nreturn honest(self, x)", prelude=prelude, config=MOST)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
+    assert "forwards per trial" in result.message
+
+
+def test_the_corpus_clock_patch_is_caught_with_r_forwards() -> None:
+    """(timing_patch_cxx's tenfold lie about a ReLU is not: on the cpu backend the per-forward noise at R = 64,
+    0.25 ms, is more than the kernel's own time.)"""
+    entry = next(e for e in entries(redteam=True) if e.name == "timing_patch_dynamic")
+    result = evaluate(entry.candidate_source, entry.task_source, MOST)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "timing_patch", result.message
+
+
+@pytest.mark.parametrize("name", ["workspace_reuse", "row_sum", "relu"])
+def test_honest_kernels_stay_correct_with_r_forwards(name: str) -> None:
+    entry = next(e for e in entries(redteam=True) if e.name == name)
+    result = evaluate(entry.candidate_source, entry.task_source, MOST)
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.integrity["timed_reps"] > 1

@@ -92,6 +92,8 @@ def arguments() -> argparse.Namespace:
     p.add_argument("--validation", type=int, default=256, help="validation records the held-out loss uses")
     p.add_argument("--train-limit", type=int, default=0, help="> 0: at most this many training records")
     p.add_argument("--rl-prompts", type=int, default=0, help="> 0: GRPO prompts from this many train tasks")
+    p.add_argument("--rl-share", type=float, default=0.2, help="train tasks kept out of SFT for GRPO's prompts "
+                   "(0: GRPO on SFT's own tasks)")
     p.add_argument("--slots", type=int, default=8, help="evaluations in flight")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
@@ -145,7 +147,8 @@ def prepare(args: argparse.Namespace) -> Data:
     train_all = corpus.splits["train"]
     tokenizer = train_tokenizer([m["content"] for r in train_all for m in r.prompt + r.completion], args.vocab,
                                 args.pretokenize)
-    train = flow_data.fitting(train_all, tokenizer, args.max_length)[:args.train_limit or None]
+    fits = flow_data.fitting(train_all, tokenizer, args.max_length)[:args.train_limit or None]
+    train, rl_pool = flow_data.hold_for_rl(fits, args.rl_share)
     validation = flow_data.fitting(corpus.splits["validation"], tokenizer, args.max_length)[:args.validation]
     if not train or not validation:
         raise SystemExit(f"no train or validation pair fits in {args.max_length} tokens: raise --max-length")
@@ -153,11 +156,11 @@ def prepare(args: argparse.Namespace) -> Data:
     max_new = args.max_new_tokens or int(longest * 1.25)
     system = train[0].prompt[0]["content"]
     kb = flow_data.kernelbench_tasks(args.kernelbench, [1, 2], system, args.eval_tasks) if args.kernelbench else []
-    own = {} if args.backend != "cpu" else {r.task_id: r.eval_source for r in train + corpus.splits["heldout"]
+    own = {} if args.backend != "cpu" else {r.task_id: r.eval_source for r in fits + corpus.splits["heldout"]
                                             if r.eval_source}  # a cpu-built corpus verified at smoke sizes
-    rl = flow_data.spread(flow_data.rl_prompts(train, own), args.rl_prompts)
+    rl = flow_data.spread(flow_data.rl_prompts(rl_pool or train, own), args.rl_prompts)
     rl, tasks = on_backend(args, rl, flow_data.heldout_tasks(corpus.splits["heldout"], own, args.eval_tasks) + kb)
-    stats = {"origin": corpus.origin, "train": len(train_all), "train_fitting": len(train),
+    stats = {"origin": corpus.origin, "train": len(train_all), "train_fitting": len(fits), "sft": len(train),
              "validation_fitting": len(validation), "rl_prompts": len(rl), "vocab": len(tokenizer),
              "longest_kernel_tokens": longest, "max_new_tokens": max_new,
              "eval_tasks": {s: sum(t.split == s for t in tasks) for s in sorted({t.split for t in tasks})}}

@@ -156,3 +156,13 @@ def test_the_gpu_scripts_import_nothing_the_gpu_machine_lacks() -> None:
             "    spec.loader.exec_module(module)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_grpo_prompts_come_from_tasks_sft_never_saw() -> None:
+    records = _records(40)
+    records += [r for r in records[:10]]  # a task's second record (a multi-turn fix) goes where its first does
+    sft, rl = flow_data.hold_for_rl(records, 0.25)
+    assert sft and rl and len(sft) + len(rl) == len(records)
+    assert not {r.task_id for r in sft} & {r.task_id for r in rl}  # whole tasks, never split between them
+    assert flow_data.hold_for_rl(records, 0.25) == (sft, rl)  # by task id: the same split every run
+    assert flow_data.hold_for_rl(records, 0.0) == (list(records), [])

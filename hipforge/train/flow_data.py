@@ -120,6 +120,16 @@ def rl_prompts(records: Sequence[Record], eval_sources: dict[str, str]) -> list[
     return out
 
 
+def hold_for_rl(records: Sequence[Record], share: float) -> tuple[list[Record], list[Record]]:
+    """(SFT's records, GRPO's) with a share of the training tasks, by task id, kept out of SFT for GRPO: on
+    tasks it trained on, SFT reproduces the verified kernel, every group of 4 is all correct, and TRLOO's
+    advantages are zero (the first H200 run: 16 of 16 correct, no mixed group)."""
+    def for_rl(task_id: str) -> bool:
+        return int(hashlib.sha256(f"rl/{task_id}".encode()).hexdigest()[:8], 16) % 1000 < share * 1000
+
+    return [r for r in records if not for_rl(r.task_id)], [r for r in records if for_rl(r.task_id)]
+
+
 def heldout_tasks(records: Sequence[Record], eval_sources: dict[str, str], n: int) -> list[EvalTask]:
     """n held-out tasks (0: all), spread over the split; eval_sources by task id, the full size where absent."""
     return [EvalTask(r.task_name, "heldout_synthetic", first_turn(r), task_source(r),

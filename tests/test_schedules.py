@@ -75,7 +75,8 @@ def test_checkpoint_sensor_reports_each_new_checkpoint_once(instance: dg.Dagster
     assert first.dynamic_partitions_requests[0].partition_keys == [checkpoint_key("ck1")]
     assert json.loads(first.cursor) == ["ck1"]
     again = _tick(instance, db, first.cursor)
-    assert isinstance(again, dg.SkipReason) and "1 seen" in again.skip_message  # no duplicate run
+    assert isinstance(again, dg.SensorResult) and not again.run_requests  # no duplicate run
+    assert again.skip_reason and "1 in the warehouse" in again.skip_reason.skip_message
 
     instance.add_dynamic_partitions("models", [checkpoint_key("ck1")])
     _checkpoint(store, "ck2")

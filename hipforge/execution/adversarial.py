@@ -32,7 +32,9 @@ _SCALES = 8  # mixed_scale: factors 2^-8 .. 2^8, within float16's normal range f
 # low_mantissa / large_offset: the offset's exponent. Small keeps sums of offsets well-conditioned;
 # large spreads values a few units apart, so shift-invariant ops (softmax) still see them differ.
 _OFFSETS = {"low_mantissa": 6, "large_offset": 13}
-_USABLE_HEADROOM = 0.05  # of the tolerance: an honest kernel summing in another order may be 10x further off
+# of the tolerance: an honest kernel summing in another order may be 100x further off (a naive running sum
+# against a blocked BLAS: translator matmuls at 4096 missed a 0.05 headroom on the float16-range variant)
+_USABLE_HEADROOM = 0.01
 
 
 def describe(kind: str) -> str:
@@ -53,8 +55,8 @@ def transform(kind: str, inputs: list[Any], seed: int) -> list[Any]:
 
 def usable(reference_out: list[Any], reference_fp64_out: list[Any], atol: float, rtol: float) -> bool:
     """Whether a variant can judge a task: every output a floating tensor, the float32 reference finite and
-    within half the tolerance of its float64 twin (so an honest kernel with a different but equally
-    accurate order of operations passes). Integer outputs (argmax, indices) are refused: crafted values
+    within a hundredth of the tolerance of its float64 twin (so an honest kernel with a different, even a less
+    accurate, order of operations passes). Integer outputs (argmax, indices) are refused: crafted values
     tie often, and ties break differently between honest kernels."""
     import torch
 

@@ -90,6 +90,10 @@ def test_training_never_sees_kernelbench_or_its_near_duplicates(warehouse: Wareh
     def row(task_id: str, origin: str, source: str) -> dict[str, object]:
         return {"task_id": task_id, "name": task_id, "origin": origin, "source": source, "status": "accepted"}
 
+    warehouse.insert("tasks", [row("ref-only", "reference", relu)], "run-0")
+    assert [t.task_id for t in store.training_tasks(warehouse)] == ["ref-only"]  # no KernelBench stored: no guard
+    with warehouse.connect() as con:
+        con.execute("DELETE FROM tasks")
     warehouse.insert("tasks", [row("kb-relu", "kernelbench", relu),
                                row("syn-relu", "synthetic", relu.replace("torch.relu", "torch.relu ")),
                                row("ref-gelu", "reference", gelu), row("inbox-gelu", "file", gelu + "\n")], "run-1")

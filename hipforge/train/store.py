@@ -25,8 +25,9 @@ ORIGINS = ["reference", "synthetic", "file"]
 def training_tasks(warehouse: Warehouse, limit: int = 0) -> list[StoredTask]:
     """Accepted tasks a model may train on: none from KernelBench, and none that equals or closely resembles
     a KernelBench problem in the warehouse (a synthetic mutation can land on one)."""
-    guard = KernelBenchGuard((t.name, t.source) for t in accepted_tasks(warehouse, ["kernelbench"]))
-    tasks = [t for t in accepted_tasks(warehouse, ORIGINS) if not len(guard) or guard.match(t.source) is None]
+    problems = [(t.name, t.source) for t in accepted_tasks(warehouse, ["kernelbench"])]
+    guard = KernelBenchGuard(problems) if problems else None
+    tasks = [t for t in accepted_tasks(warehouse, ORIGINS) if guard is None or guard.match(t.source) is None]
     return tasks[:limit] if limit else tasks
 
 

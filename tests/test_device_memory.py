@@ -49,6 +49,9 @@ def test_the_footprint_counts_weights_buffers_inputs_and_outputs_without_allocat
     weights = (1024 * 512 + 512) * 4 + 512 * 8
     inputs, outputs = 64 * 1024 * 4, 64 * 512 * 4
     assert footprint_mb(task("self.fc(x)"), 0) == pytest.approx((weights + inputs + outputs) / MB)
+    # every tensor the forward creates counts (a bound on its peak); a view aliases one and adds nothing
+    chain = "torch.relu(self.fc(x)).view(-1) * 2"
+    assert footprint_mb(task(chain), 0) == pytest.approx((weights + inputs + 3 * outputs) / MB)
     # an op with no meta kernel (a value read on the host): the outputs are guessed as large as the inputs
     assert footprint_mb(task("self.fc(x) * float(x.sum())"), 0) == pytest.approx((weights + 2 * inputs) / MB)
     unbuildable = load_task(LINEAR.replace("return [1024, 512]", "return [int(torch.randn(1).abs()) + 1024, 512]")
@@ -90,14 +93,43 @@ def test_evaluations_that_do_not_fit_together_wait_for_memory_and_one_always_run
         pass  # devices are counted apart
 
 
+def test_one_that_must_run_alone_waits_for_the_device_to_empty_and_keeps_newcomers_out() -> None:
+    memory, order = DeviceMemory(), []
+    small_in, release = threading.Event(), threading.Event()
+
+    def run(name: str, alone: bool, started: threading.Event | None = None) -> None:
+        with memory.hold("gpu:0", 10, capacity_mb=100, alone=alone):
+            order.append(f"{name} in")
+            if started is not None:
+                started.set()
+                release.wait(5)
+        order.append(f"{name} out")
+
+    first = threading.Thread(target=run, args=("small", False, small_in))
+    first.start()
+    assert small_in.wait(5)
+    lonely = threading.Thread(target=run, args=("alone", True))
+    lonely.start()
+    time.sleep(0.2)
+    newcomer = threading.Thread(target=run, args=("newcomer", False))
+    newcomer.start()
+    time.sleep(0.2)
+    assert order == ["small in"]  # 10 + 10 would fit, but one waits to run alone
+    release.set()
+    for t in (first, lonely, newcomer):
+        t.join(5)
+    assert order.index("alone in") > order.index("small out")
+    assert order.index("newcomer in") > order.index("alone out") and memory.held("gpu:0") == 0
+
+
 def test_an_evaluation_holds_its_share_of_the_device_while_it_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     held: list[tuple[str, float, float]] = []
     real = device_memory.DEVICE_MEMORY.hold
 
     @contextmanager
-    def recording(device: str, mb: float, capacity_mb: float) -> Iterator[None]:
+    def recording(device: str, mb: float, capacity_mb: float, alone: bool = False) -> Iterator[None]:
         held.append((device, mb, capacity_mb))
-        with real(device, mb, capacity_mb):
+        with real(device, mb, capacity_mb, alone):
             yield
 
     monkeypatch.setattr(device_memory.DEVICE_MEMORY, "hold", recording)
@@ -107,3 +139,29 @@ def test_an_evaluation_holds_its_share_of_the_device_while_it_runs(monkeypatch: 
     expected = footprint_mb(load_task(relu.task_source, "hipforge_test_relu"), 0)
     assert len(held) == 1 and held[0][0].startswith("cpu:") and held[0][1] == pytest.approx(share_mb(expected))
     assert held[0][2] > 0 and device_memory.DEVICE_MEMORY.held(held[0][0]) == 0
+
+
+@pytest.mark.parametrize(("backend", "message", "runs"), [
+    ("cuda", "the reference failed: OutOfMemoryError: CUDA out of memory. Tried to allocate 2.01 GiB", 2),
+    ("cuda", "ran out of memory (killed: resident memory over its limit)", 1),  # the host's limit: its own
+    ("cpu", "OutOfMemoryError: out of memory", 1),
+])
+def test_an_evaluation_that_runs_out_of_device_memory_beside_others_is_judged_again_alone(
+        monkeypatch: pytest.MonkeyPatch, backend: str, message: str, runs: int) -> None:
+    from hipforge.execution.evaluate import Evaluation
+    from hipforge.execution.verdict import EvalResult
+
+    alone: list[bool] = []
+
+    def run(self: Evaluation, *_: object) -> EvalResult:
+        alone.append(self.owns_device)
+        if len(alone) == 1:
+            return EvalResult(Verdict.RUNTIME_ERROR, message)
+        return EvalResult(Verdict.INCORRECT, "judged on its own merits")
+
+    monkeypatch.setattr(Evaluation, "run", run)
+    relu = next(e for e in entries() if e.name == "relu")
+    result = evaluate(relu.candidate_source, relu.task_source, EvalConfig(backend=backend, gate=False))
+    assert alone == [False, True][:runs]
+    assert result.verdict == (Verdict.INCORRECT if runs == 2 else Verdict.RUNTIME_ERROR)
+    assert ("rerun" in result.integrity) == (runs == 2)

@@ -34,12 +34,21 @@ class DeviceMemory:
         self._changed = threading.Condition()
         self._held: dict[str, float] = {}
         self._running: dict[str, int] = {}
+        self._wanting_alone: dict[str, int] = {}
 
     @contextmanager
-    def hold(self, device: str, mb: float, capacity_mb: float) -> Iterator[None]:
+    def hold(self, device: str, mb: float, capacity_mb: float, alone: bool = False) -> Iterator[None]:
+        """Hold ``mb`` of the device once it fits beside the others; ``alone`` waits for the device to empty
+        and keeps newcomers out meanwhile (else a steady stream of small ones would starve it)."""
         with self._changed:
-            self._changed.wait_for(lambda: not self._running.get(device)
-                                   or self._held.get(device, 0.0) + mb <= capacity_mb)
+            if alone:
+                self._wanting_alone[device] = self._wanting_alone.get(device, 0) + 1
+                self._changed.wait_for(lambda: not self._running.get(device))
+                self._wanting_alone[device] -= 1
+                mb = capacity_mb
+            else:
+                self._changed.wait_for(lambda: not self._running.get(device) or (
+                    not self._wanting_alone.get(device) and self._held.get(device, 0.0) + mb <= capacity_mb))
             self._held[device] = self._held.get(device, 0.0) + mb
             self._running[device] = self._running.get(device, 0) + 1
         try:
@@ -65,9 +74,10 @@ def device_key(backend: str) -> str:
 
 
 def footprint_mb(task: Any, init_seed: int) -> float:
-    """Weights, buffers, one set of inputs and the outputs of the task's Model, sized on the meta device
-    (nothing allocated); where an op has no meta kernel, the outputs are taken to be as large as the inputs,
-    and a task that cannot be built there at all counts as nothing (its evaluation is admitted by slots)."""
+    """Weights, buffers, one set of inputs and every tensor the task's forward creates (its intermediates
+    and outputs, as if none were freed: a bound on its peak), sized on the meta device (nothing allocated);
+    where an op has no meta kernel, the forward is taken to need as much as its inputs again, and a task
+    that cannot be built there at all counts as nothing (its evaluation is admitted by slots)."""
     import torch
 
     def mb(tensors: Any) -> float:
@@ -82,11 +92,30 @@ def footprint_mb(task: Any, init_seed: int) -> float:
         return 0.0
     held = mb(list(model.parameters()) + list(model.buffers())) + mb(inputs)
     try:
-        with torch.no_grad():
-            out = model(*inputs)
-        return held + mb(out if isinstance(out, tuple | list) else [out])
+        return held + _created_mb(model, inputs)
     except Exception:  # noqa: BLE001  # an op without a meta kernel
         return held + mb(inputs)
+
+
+def _created_mb(model: Any, inputs: list[Any]) -> float:
+    """Megabytes of every new tensor the forward's ops return (views and in-place results alias another)."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    class Created(TorchDispatchMode):
+        total = 0
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            if not any(r.alias_info for r in func._schema.returns):
+                self.total += sum(t.numel() * t.element_size() for t in tree_leaves(out)
+                                  if isinstance(t, torch.Tensor))
+            return out
+
+    with torch.no_grad(), Created() as created:
+        model(*inputs)
+    return created.total / 2**20
 
 
 def capacity_mb(device: str) -> float:

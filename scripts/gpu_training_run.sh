@@ -12,5 +12,5 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 timeout $(( ${BUDGET%.*} + 90 )) python3 scripts/train_flow_gpu.py --corpus "$CORPUS" --kernelbench "$KB" \
   --out /tmp/flow --results "$OUT/training_h200.json" --budget "$BUDGET" "$@" 2>&1 | tee "$OUT/flow.log" | grep -v "it/s\]"
-cp /tmp/flow/flow_stats.json /tmp/flow/*.png "$OUT/" 2>/dev/null
+cp /tmp/flow/flow_stats.json /tmp/flow/answers.jsonl.gz /tmp/flow/*.png "$OUT/" 2>/dev/null
 ls -la "$OUT"

@@ -5,7 +5,8 @@ and RL checkpoints evaluated on the held-out synthetic split and KernelBench L1 
 a repetition guard, and pass@k over k samples; n says how many tasks were judged in time).
 
 Writes ``--results`` (default OUT/training_h200.json: rows {checkpoint, split, compiled, correct, fast_1,
-geomean, n, ...}), OUT/flow_stats.json (the sweep curve, SFT, GRPO per-step stats, timings) and OUT/*.png.
+geomean, n, ...}), OUT/flow_stats.json (the sweep curve, SFT, GRPO per-step stats, timings), OUT/*.png and
+OUT/answers.jsonl.gz (every greedy answer with its verdict).
 No Dagster, DuckDB or pydantic. Wheels the GPU machine needs beyond torch / transformers / triton (the versions
 tested here; ``pip install --no-deps *.whl``): trl 1.16.0, datasets 5.2.0, accelerate 1.15.0, pyarrow 26.0.1,
 dill 0.4.1, multiprocess 0.70.19, xxhash 4.1.0, fsspec 2026.9.0, pandas 3.1.1 with python-dateutil 2.9.0.post0,
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gzip
 import json
 import os
 import sys
@@ -259,12 +261,14 @@ def main() -> None:
     t = stage("grpo", t)
 
     rows: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []
     stats["eval"] = {}
     for k, (name, m) in enumerate((("base", base), ("sft", sft_model), ("rl", trainer.model))):
         box = max(5.0, min(args.eval_seconds, left() / (3 - k) - guess))
-        mine, timing = flow_eval.evaluate(name, m, data.tokenizer, data.tasks, scorer, box, data.max_new,
+        mine, timing, said = flow_eval.evaluate(name, m, data.tokenizer, data.tasks, scorer, box, data.max_new,
                                           args.samples, args.temperature, chosen.spec.max_position_embeddings)
         rows += mine
+        answers += said
         guess = timing["generation_s"]
         stats["eval"][name] = {**timing, "scoring_box_s": round(box, 1)}
         log(started, f"eval {name}: " + "; ".join(f"{r['split']} n={r['n']} parsed {r['parsed']:.2f} compiled "
@@ -275,6 +279,8 @@ def main() -> None:
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(json.dumps(rows, indent=1) + "\n")
     (args.out / "flow_stats.json").write_text(json.dumps(stats, indent=1, default=str) + "\n")
+    with gzip.open(args.out / "answers.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(a) + "\n" for a in answers)
     plots(args.out, stats["sweep"]["runs"], sft, rollout.steps, rows)
     log(started, f"wrote {results} and {args.out / 'flow_stats.json'}")
 

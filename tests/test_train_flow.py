@@ -94,6 +94,9 @@ def test_rows_score_greedy_answers_and_pass_at_k() -> None:
     assert row["correct"] == pytest.approx(1 / 3) and row["compiled"] == pytest.approx(2 / 3)
     assert row["fast_1"] == pytest.approx(1 / 3) and row["geomean"] == pytest.approx(2.0)
     assert row["parsed"] == pytest.approx(2 / 3) and row["pass@2"] == 1.0 and row["n_pass@2"] == 2
+    said = {t["task"]: t for t in flow_eval.transcript("sft", answers, verdicts)}
+    assert said["b"]["answer"] == "B" and (said["b"]["verdict"], said["b"]["phase"]) == ("incorrect", "check")
+    assert said["c"]["message"] == "prompt too long for the context" and said["d"]["verdict"] is None
 
 
 def test_score_judges_greedy_first_and_stops_at_the_deadline() -> None:

@@ -74,16 +74,31 @@ def score(answers: Sequence[Answers], scorer: CandidateScorer, deadline: float,
 
 def evaluate(checkpoint: str, model: Any, tokenizer: Any, tasks: Sequence[EvalTask], scorer: CandidateScorer,
              seconds: float, max_new_tokens: int, samples: int, temperature: float,
-             max_context: int) -> tuple[list[dict[str, Any]], dict[str, float]]:
-    """(rows per split, seconds spent generating and scoring) of one checkpoint: every answer, then ``seconds``
-    of scoring (generation is bounded by max_new_tokens, scoring by the clock)."""
+             max_context: int) -> tuple[list[dict[str, Any]], dict[str, float], list[dict[str, Any]]]:
+    """(rows per split, seconds spent generating and scoring, the greedy answers with their verdicts) of one
+    checkpoint: every answer, then ``seconds`` of scoring (generation is bounded by max_new_tokens, scoring by
+    the clock)."""
     started = time.monotonic()
     answers = answer(model, tokenizer, tasks, max_new_tokens, samples, temperature, max_context)
     generated = time.monotonic()
     verdicts = score(answers, scorer, generated + seconds, chunk=max(1, scorer.parallel))
     timing = {"generation_s": round(generated - started, 1), "scoring_s": round(time.monotonic() - generated, 1),
               "candidates_scored": len(verdicts)}
-    return rows(checkpoint, answers, verdicts, samples), timing
+    return rows(checkpoint, answers, verdicts, samples), timing, transcript(checkpoint, answers, verdicts)
+
+
+def transcript(checkpoint: str, answers: Sequence[Answers],
+               verdicts: dict[tuple[str, str], EvalResult]) -> list[dict[str, Any]]:
+    """What each greedy answer was and what the executor said of it: the record to read when rates are zero."""
+    out = []
+    for a in answers:
+        result = verdicts.get((a.task.name, a.greedy)) if a.greedy is not None else None
+        out.append({"checkpoint": checkpoint, "split": a.task.split, "task": a.task.name, "answer": a.greedy,
+                    "verdict": result.verdict.value if result else None,
+                    "phase": result.phase if result else None,
+                    "message": (result.message[:600] if result else
+                                "prompt too long for the context" if a.greedy is None else "not judged in time")})
+    return out
 
 
 BUILT = ("check", "time", "done")  # phases past the build: the module compiled and loaded

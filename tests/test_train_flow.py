@@ -169,3 +169,31 @@ def test_grpo_prompts_come_from_tasks_sft_never_saw() -> None:
     assert not {r.task_id for r in sft} & {r.task_id for r in rl}  # whole tasks, never split between them
     assert flow_data.hold_for_rl(records, 0.25) == (sft, rl)  # by task id: the same split every run
     assert flow_data.hold_for_rl(records, 0.0) == (list(records), [])
+
+
+def test_boxed_sft_keeps_the_model_where_its_held_out_loss_was_lowest(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    import torch
+
+    from hipforge.train import sweep
+    from hipforge.train.base_model import TinyQwen2, build_model
+    from hipforge.train.config import SFTHyper
+    from hipforge.train.tokenizer import train_tokenizer
+
+    records = _records(4)
+    tokenizer = train_tokenizer([m["content"] for r in records for m in r.prompt + r.completion], 300)
+    model = build_model(TinyQwen2(32, 1, 2, 1, 64, max_position_embeddings=1024), tokenizer, "cpu")
+    losses, seen = iter([3.0, 1.0, 2.0, 2.5, 2.6, 2.7, 2.8]), []
+
+    def loss(m: torch.nn.Module, *_: object) -> float:  # the second probe is the best
+        seen.append({k: v.clone() for k, v in m.state_dict().items()})
+        return next(losses)
+
+    monkeypatch.setattr(sweep, "validation_loss", loss)
+    run = sweep.train_boxed(model, tokenizer, records, records, tmp_path, SFTHyper(batch_size=2, max_length=8192),
+                            seconds=3, probes=3)
+    assert [p[2] for p in run["curve"]][:2] == [3.0, 1.0] and run["validation_loss"] == 1.0
+    assert run["kept_step"] == run["curve"][1][0] < run["steps"]
+    kept = model.state_dict()
+    assert all(torch.equal(kept[k], v) for k, v in seen[1].items())
+    assert not all(torch.equal(kept[k], v) for k, v in seen[-1].items())

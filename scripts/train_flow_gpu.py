@@ -96,6 +96,8 @@ def arguments() -> argparse.Namespace:
     p.add_argument("--rl-prompts", type=int, default=0, help="> 0: GRPO prompts from this many train tasks")
     p.add_argument("--rl-share", type=float, default=0.2, help="train tasks kept out of SFT for GRPO's prompts "
                    "(0: GRPO on SFT's own tasks)")
+    p.add_argument("--rl-seen", type=float, default=0.5, help="share of GRPO's prompts from SFT's own tasks, "
+                   "spread between the held-back ones")
     p.add_argument("--slots", type=int, default=8, help="evaluations in flight")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
@@ -160,7 +162,8 @@ def prepare(args: argparse.Namespace) -> Data:
     kb = flow_data.kernelbench_tasks(args.kernelbench, [1, 2], system, args.eval_tasks) if args.kernelbench else []
     own = {} if args.backend != "cpu" else {r.task_id: r.eval_source for r in fits + corpus.splits["heldout"]
                                             if r.eval_source}  # a cpu-built corpus verified at smoke sizes
-    rl = flow_data.spread(flow_data.rl_prompts(rl_pool or train, own), args.rl_prompts)
+    mixed = flow_data.grpo_mix(rl_pool, train, args.rl_seen)
+    rl = flow_data.spread(flow_data.rl_prompts(mixed, own), args.rl_prompts)
     rl, tasks = on_backend(args, rl, flow_data.heldout_tasks(corpus.splits["heldout"], own, args.eval_tasks) + kb)
     stats = {"origin": corpus.origin, "train": len(train_all), "train_fitting": len(fits), "sft": len(train),
              "validation_fitting": len(validation), "rl_prompts": len(rl), "vocab": len(tokenizer),

@@ -169,6 +169,13 @@ def test_grpo_prompts_come_from_tasks_sft_never_saw() -> None:
     assert not {r.task_id for r in sft} & {r.task_id for r in rl}  # whole tasks, never split between them
     assert flow_data.hold_for_rl(records, 0.25) == (sft, rl)  # by task id: the same split every run
     assert flow_data.hold_for_rl(records, 0.0) == (list(records), [])
+    mixed = flow_data.grpo_mix(rl, sft, 0.5)
+    held = {r.task_id for r in rl}
+    assert {r.task_id for r in mixed} >= held and len(mixed) == 2 * len(held)  # one seen task per held-back one
+    assert all(a.task_id in held or b.task_id in held for a, b in zip(mixed, mixed[1:]))  # spread between
+    assert len({r.task_id for r in mixed}) == len(mixed)  # one prompt per task
+    assert flow_data.grpo_mix(rl, sft, 0.0) == flow_data.per_task(rl)
+    assert flow_data.grpo_mix([], sft, 0.5) == flow_data.per_task(sft)
 
 
 def test_boxed_sft_keeps_the_model_where_its_held_out_loss_was_lowest(monkeypatch: pytest.MonkeyPatch,

@@ -130,6 +130,19 @@ def hold_for_rl(records: Sequence[Record], share: float) -> tuple[list[Record], 
     return [r for r in records if not for_rl(r.task_id)], [r for r in records if for_rl(r.task_id)]
 
 
+def grpo_mix(held_back: Sequence[Record], seen: Sequence[Record], seen_share: float) -> list[Record]:
+    """GRPO's records, one per task: every held-back task, with tasks SFT trained on spread between them at
+    ``seen_share`` of the whole. Held-back tasks alone may leave every reward at zero while SFT's model does not
+    generalize yet; its own tasks keep the reward off zero, and the held-back ones carry the mixed groups."""
+    unseen = per_task(held_back)
+    if not unseen or seen_share <= 0:
+        return unseen or per_task(seen)
+    mixed = spread(per_task(seen), round(len(unseen) * seen_share / (1 - seen_share)))
+    placed = [(i / len(unseen), r) for i, r in enumerate(unseen)]
+    placed += [((j + 0.5) / len(mixed), r) for j, r in enumerate(mixed)]
+    return [r for _, r in sorted(placed, key=lambda p: p[0])]
+
+
 def heldout_tasks(records: Sequence[Record], eval_sources: dict[str, str], n: int) -> list[EvalTask]:
     """n held-out tasks (0: all), spread over the split; eval_sources by task id, the full size where absent."""
     return [EvalTask(r.task_name, "heldout_synthetic", first_turn(r), task_source(r),

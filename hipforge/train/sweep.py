@@ -73,6 +73,8 @@ def train_boxed(model: Any, tokenizer: Any, records: Sequence[Record], validatio
     best: dict[str, Any] = {"loss": math.inf}
 
     def probe(step: int, elapsed: float) -> None:
+        if curve and curve[-1][0] == step:  # two marks passed within one step
+            return
         loss = round(validation_loss(model, tokenizer, validation), 4)
         curve.append((step, elapsed, loss))
         if loss < best["loss"]:
@@ -87,8 +89,7 @@ def train_boxed(model: Any, tokenizer: Any, records: Sequence[Record], validatio
     started = time.monotonic()
     trainer.train()
     wall = time.monotonic() - started
-    if not curve or curve[-1][0] != trainer.state.global_step:
-        probe(trainer.state.global_step, round(clock.elapsed(), 2))
+    probe(trainer.state.global_step, round(clock.elapsed(), 2))
     steps = trainer.state.global_step
     if best["step"] != steps:
         model.load_state_dict(best["state"])

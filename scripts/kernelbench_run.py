@@ -123,7 +123,8 @@ def main() -> None:
                   {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
                    **failure_detail(results[n]), "passes_loose": results[n].passes_loose,
                    "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
-                   "bandwidth": bandwidth.get(n),
+                   "bandwidth": bandwidth.get(n), "seconds": results[n].seconds,
+                   "rerun": results[n].integrity.get("rerun"),
                    "evolved_speedup": evolved[n].speedup_eager if evolved.get(n) else None,
                    "evolved_speedup_compiled": evolved[n].speedup_compiled if evolved.get(n) else None}
                   for n in by_name}

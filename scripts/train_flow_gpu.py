@@ -266,24 +266,30 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
     stats["eval"] = {}
+
+    def save() -> None:  # after every checkpoint: a run cut short by its call's limit keeps what it measured
+        stats["wall_s"] = round(time.monotonic() - started, 1)
+        stats["device"] = device_name(args.device)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(rows, indent=1) + "\n")
+        (args.out / "flow_stats.json").write_text(json.dumps(stats, indent=1, default=str) + "\n")
+        with gzip.open(args.out / "answers.jsonl.gz", "wt", encoding="utf-8") as f:
+            f.writelines(json.dumps(a) + "\n" for a in answers)
+
     for k, (name, m) in enumerate((("base", base), ("sft", sft_model), ("rl", trainer.model))):
         box = max(5.0, min(args.eval_seconds, left() / (3 - k) - guess))
         mine, timing, said = flow_eval.evaluate(name, m, data.tokenizer, data.tasks, scorer, box, data.max_new,
-                                          args.samples, args.temperature, chosen.spec.max_position_embeddings)
+                                                args.samples, args.temperature,
+                                                chosen.spec.max_position_embeddings)
         rows += mine
         answers += said
         guess = timing["generation_s"]
         stats["eval"][name] = {**timing, "scoring_box_s": round(box, 1)}
         log(started, f"eval {name}: " + "; ".join(f"{r['split']} n={r['n']} parsed {r['parsed']:.2f} compiled "
                                                  f"{r['compiled']:.2f} correct {r['correct']:.2f}" for r in mine))
+        save()
     stage("eval", t)
-    stats["wall_s"] = round(time.monotonic() - started, 1)
-    stats["device"] = device_name(args.device)
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps(rows, indent=1) + "\n")
-    (args.out / "flow_stats.json").write_text(json.dumps(stats, indent=1, default=str) + "\n")
-    with gzip.open(args.out / "answers.jsonl.gz", "wt", encoding="utf-8") as f:
-        f.writelines(json.dumps(a) + "\n" for a in answers)
+    save()
     plots(args.out, stats["sweep"]["runs"], sft, rollout.steps, rows)
     log(started, f"wrote {results} and {args.out / 'flow_stats.json'}")
 

@@ -60,7 +60,8 @@ SIZES = {  # heads of 64 dims, 2-4 KV heads, SwiGLU at ~2.7x
 }
 TINY = {"budget": 900, "sizes": "T1,T2", "vocab": 2048, "max_length": 512, "sweep_seconds": 15, "sft_seconds": 15,
         "grpo_seconds": 20, "eval_seconds": 30, "eval_tasks": 2, "samples": 2, "max_new_tokens": 48,
-        "validation": 16, "train_limit": 200, "batch_size": 8, "slots": 2, "grpo_prompts": 1, "rl_prompts": 4}
+        "validation": 16, "train_limit": 200, "batch_size": 8, "slots": 2, "grpo_prompts": 1, "rl_prompts": 4,
+        "timed_trials": 0}
 
 
 def arguments() -> argparse.Namespace:
@@ -98,6 +99,8 @@ def arguments() -> argparse.Namespace:
                    "(0: GRPO on SFT's own tasks)")
     p.add_argument("--rl-seen", type=float, default=0.5, help="share of GRPO's prompts from SFT's own tasks, "
                    "spread between the held-back ones")
+    p.add_argument("--timed-trials", type=int, default=20, help="per evaluation (0: the backend's protocol, "
+                   "100 on a GPU): the first run's GRPO step spent 192 s in 17 evaluations at 100")
     p.add_argument("--slots", type=int, default=8, help="evaluations in flight")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
@@ -233,7 +236,7 @@ def main() -> None:
     # no torch.compile baselines (inductor builds cost minutes), and tighter timeouts than the archive's: a
     # candidate that hangs must not outlast an evaluation box
     config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False, compile_timeout_s=90,
-                        run_timeout_s=30)
+                        run_timeout_s=30, timed_trials=args.timed_trials or None)
     scorer = CandidateScorer(config, RewardRule(), args.slots, pool=make_pool("local", config, args.slots))
     check = executor_check(scorer, data, stats["executor_check"])
     t = stage("data and tokenizer", t)

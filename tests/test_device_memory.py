@@ -70,8 +70,8 @@ def test_evaluations_that_do_not_fit_together_wait_for_memory_and_one_always_run
             if hold_until is not None:
                 first_in.set()
                 hold_until.wait(5)
-        with lock:
-            order.append(f"{name} out")
+            with lock:
+                order.append(f"{name} out")  # still holding, as above
 
     big = threading.Thread(target=run, args=("big", 70, release_first))
     big.start()
@@ -103,7 +103,7 @@ def test_one_that_must_run_alone_waits_for_the_device_to_empty_and_keeps_newcome
             if started is not None:
                 started.set()
                 release.wait(5)
-        order.append(f"{name} out")
+            order.append(f"{name} out")  # still holding: the next one's "in" can only come after it
 
     first = threading.Thread(target=run, args=("small", False, small_in))
     first.start()

@@ -47,8 +47,8 @@ class DeviceMemory:
                 self._wanting_alone[device] -= 1
                 mb = capacity_mb
             else:
-                self._changed.wait_for(lambda: not self._running.get(device) or (
-                    not self._wanting_alone.get(device) and self._held.get(device, 0.0) + mb <= capacity_mb))
+                self._changed.wait_for(lambda: not self._wanting_alone.get(device) and (
+                    not self._running.get(device) or self._held.get(device, 0.0) + mb <= capacity_mb))
             self._held[device] = self._held.get(device, 0.0) + mb
             self._running[device] = self._running.get(device, 0) + 1
         try:

@@ -114,6 +114,11 @@ def test_score_judges_greedy_first_and_stops_at_the_deadline() -> None:
     verdicts = flow_eval.score(answers, scorer, time.monotonic() + 60, chunk=2)  # type: ignore[arg-type]
     order = [c for batch in scorer.batches for c in batch]
     assert order[:3] == ["A", "B", "C"] and len(order) == 6 and len(verdicts) == 6  # duplicates judged once
+    mixed = [flow_eval.Answers(_task(n, split), n.upper(), []) for n, split in
+             (("a", "s"), ("b", "s"), ("c", "s"), ("d", "l1"), ("e", "l2"))]
+    first = Counting()
+    flow_eval.score(mixed, first, time.monotonic() + 60, chunk=3)  # type: ignore[arg-type]
+    assert first.batches[0] == ["A", "D", "E"]  # every split in the first chunk a short box judges
     late = Counting()
     assert flow_eval.score(answers, late, time.monotonic() - 1) == {} and not late.batches  # type: ignore[arg-type]
 
@@ -172,7 +177,7 @@ def test_grpo_prompts_come_from_tasks_sft_never_saw() -> None:
     mixed = flow_data.grpo_mix(rl, sft, 0.5)
     held = {r.task_id for r in rl}
     assert {r.task_id for r in mixed} >= held and len(mixed) == 2 * len(held)  # one seen task per held-back one
-    assert all(a.task_id in held or b.task_id in held for a, b in zip(mixed, mixed[1:]))  # spread between
+    assert all(a.task_id in held or b.task_id in held for a, b in zip(mixed, mixed[1:], strict=False))  # spread
     assert len({r.task_id for r in mixed}) == len(mixed)  # one prompt per task
     assert flow_data.grpo_mix(rl, sft, 0.0) == flow_data.per_task(rl)
     assert flow_data.grpo_mix([], sft, 0.5) == flow_data.per_task(sft)

@@ -56,6 +56,7 @@ def score(answers: Sequence[Answers], scorer: CandidateScorer, deadline: float,
     in chunks until the deadline (time.monotonic())."""
     order: list[tuple[str, str, str]] = []  # (task name, candidate, eval source)
     seen: set[tuple[str, str]] = set()
+    answers = _round_robin(answers)  # a short box judges some tasks of every split, not the first split's only
     for texts in ([a.greedy] for a in answers), (a.samples for a in answers):
         for a, candidates in zip(answers, texts, strict=True):
             for c in candidates:
@@ -70,6 +71,15 @@ def score(answers: Sequence[Answers], scorer: CandidateScorer, deadline: float,
         scored = scorer([Job(name, c, src) for name, c, src in part])
         verdicts.update({(name, c): s.result for (name, c, _), s in zip(part, scored, strict=True)})
     return verdicts
+
+
+def _round_robin(answers: Sequence[Answers]) -> list[Answers]:
+    """The answers with their splits taken in turn, each split in its own order."""
+    by_split: dict[str, list[Answers]] = {}
+    for a in answers:
+        by_split.setdefault(a.task.split, []).append(a)
+    columns = list(by_split.values())
+    return [col[i] for i in range(max(map(len, columns), default=0)) for col in columns if i < len(col)]
 
 
 def evaluate(checkpoint: str, model: Any, tokenizer: Any, tasks: Sequence[EvalTask], scorer: CandidateScorer,

@@ -80,9 +80,6 @@ def footprint_mb(task: Any, init_seed: int) -> float:
     that cannot be built there at all counts as nothing (its evaluation is admitted by slots)."""
     import torch
 
-    def mb(tensors: Any) -> float:
-        return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor)) / 2**20
-
     try:
         with torch.device("meta"):
             torch.manual_seed(init_seed)
@@ -90,11 +87,17 @@ def footprint_mb(task: Any, init_seed: int) -> float:
             inputs = list(task.get_inputs())
     except Exception:  # noqa: BLE001  # e.g. a constructor that reads a value: the real build will tell
         return 0.0
-    held = mb(list(model.parameters()) + list(model.buffers())) + mb(inputs)
+    held = _mb(list(model.parameters()) + list(model.buffers())) + _mb(inputs)
     try:
         return held + _created_mb(model, inputs)
     except Exception:  # noqa: BLE001  # an op without a meta kernel
-        return held + mb(inputs)
+        return held + _mb(inputs)
+
+
+def _mb(tensors: Any) -> float:
+    import torch
+
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor)) / 2**20
 
 
 def _created_mb(model: Any, inputs: list[Any]) -> float:
@@ -104,18 +107,17 @@ def _created_mb(model: Any, inputs: list[Any]) -> float:
     from torch.utils._pytree import tree_leaves
 
     class Created(TorchDispatchMode):
-        total = 0
+        total = 0.0
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             out = func(*args, **(kwargs or {}))
             if not any(r.alias_info for r in func._schema.returns):
-                self.total += sum(t.numel() * t.element_size() for t in tree_leaves(out)
-                                  if isinstance(t, torch.Tensor))
+                self.total += _mb(tree_leaves(out))
             return out
 
     with torch.no_grad(), Created() as created:
         model(*inputs)
-    return created.total / 2**20
+    return created.total
 
 
 def capacity_mb(device: str) -> float:

@@ -77,7 +77,7 @@ def train_boxed(model: Any, tokenizer: Any, records: Sequence[Record], validatio
             return
         loss = round(validation_loss(model, tokenizer, validation), 4)
         curve.append((step, elapsed, loss))
-        if loss < best["loss"]:
+        if "state" not in best or loss < best["loss"]:  # the first probe is kept whatever it reads (NaN too)
             best.update(loss=loss, step=step, state={k: v.detach().to("cpu", copy=True)
                                                      for k, v in model.state_dict().items()})
 

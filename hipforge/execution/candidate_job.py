@@ -124,10 +124,7 @@ class Harness:
         self.requests += 1
         if self.requests > MAX_BUILDS:
             raise CompileError(f"more than {MAX_BUILDS} builds requested", "")
-        self.channel.emit({"event": "build", "args": list(args), "kwargs": kwargs})
-        reply = self.channel.recv() or {}
-        if not reply.get("ok"):
-            raise CompileError(reply.get("message", "the build failed"), reply.get("log", ""))
+        request_build(self.channel, args, kwargs)
 
     def model(self, size: int) -> Any:
         """ModelNew at a task size, holding the reference's weights where names and shapes agree (a Model
@@ -287,6 +284,14 @@ class Harness:
             return Failed("runtime_error", f"{where}: out of memory: {text[:500]}", **fields)
         frames = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return Failed("runtime_error", f"{where}: {text[:1000]}", traceback=frames[-3000:], **fields)
+
+
+def request_build(channel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Ask the parent for a build it makes in a job that runs no candidate code; raise its failure here."""
+    channel.emit({"event": "build", "args": list(args), "kwargs": kwargs})
+    reply = channel.recv() or {}
+    if not reply.get("ok"):
+        raise CompileError(reply.get("message", "the build failed"), reply.get("log", ""))
 
 
 def _noop(outputs: list[Any]) -> Any:

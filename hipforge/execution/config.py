@@ -57,6 +57,8 @@ class EvalConfig:
     second_size: bool = True  # trials at a second size of the task (hipforge.tasks.resize)
     gate: bool = True  # run the gfx950 compile gate when it is installed
     static_checks: bool = True
+    # import the candidate once before device memory is held, so its builds do not hold it (None: on GPUs)
+    prebuild: bool | None = None
     compile_timeout_s: float = 600.0  # import of the candidate, its load_inline builds, ModelNew(...)
     run_timeout_s: float = 300.0  # every trial (correctness, adversarial, second size, timed) and the timings
     memory_limit_mb: int = 8192  # the candidate's own budget, on top of what the task's reference itself takes

@@ -13,6 +13,7 @@ timings, so timings do not disturb each other.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import threading
@@ -39,7 +40,8 @@ from hipforge.sandbox.pool import ServerPool, pool_for
 from hipforge.sandbox.pool import shutdown as shutdown_servers
 
 GPU_BACKENDS = ("cuda", "rocm")
-ROLES = ("hipforge.execution.candidate_job", "hipforge.execution.reference_job", "hipforge.execution.build_job")
+ROLES = ("hipforge.execution.candidate_job", "hipforge.execution.reference_job", "hipforge.execution.build_job",
+         "hipforge.execution.prebuild_job")
 CANARY = "HIPFORGE_CANARY_TOKEN"  # planted in the candidate's environment: dumping the environment reads it
 EXIT_WAIT_S = 30.0
 # the device ran out of memory (not the host's resident-memory limit): ours to retry, alone on the device
@@ -98,6 +100,8 @@ def _evaluate(candidate: str, task: str, cfg: EvalConfig, run_lock: Any) -> Eval
             result = evaluation.run(ref_server, cand_server, run_lock)
         result.integrity["rerun"] = "alone on the device after running out of its memory beside others"
     result.isolation = result.isolation or [f"mode:{mode}"]
+    if evaluation.prebuilt:
+        result.integrity["prebuilt"] = evaluation.prebuilt
     hit = blocking(findings, fp32_task=evaluation.fp32)
     if hit and result.verdict in (Verdict.CORRECT, Verdict.INCORRECT):
         result.verdict, result.hack_check = Verdict.HACKED, hit.check
@@ -118,6 +122,8 @@ class Evaluation:
 
         self.cfg, self.mode, self.pool, self.candidate, self.baseline = cfg, mode, pool, candidate, baseline
         self.gate_known, self.fp32, self.owns_device = gate_known, False, False
+        self.escapes: list[str] = []  # writes the prebuild's recorder refused
+        self.prebuilt: list[str] = []  # the builds it made
         resized = second_size(task) if cfg.second_size else None
         self.tasks = [task] + ([resized.source] if resized else [])
         self.second = describe(resized.changed) if resized else ""
@@ -136,7 +142,7 @@ class Evaluation:
         finally:
             exits = self.finish(parties, (ref_server, cand_server))
         result.output_tail = cand_server.tail() if cand_server.alive() else result.output_tail
-        writes = exits.get("candidate", {}).get("writes") or []
+        writes = self.escapes + (exits.get("candidate", {}).get("writes") or [])
         if self.canary in result.to_json():  # seen here, in anything it sent back, whatever it silenced
             result.verdict, result.hack_check = Verdict.HACKED, "secret_access"
             result.message = "the environment's planted canary value left the candidate's process"
@@ -149,6 +155,7 @@ class Evaluation:
     def evaluate(self, ref_server: Server, cand_server: Server, run_lock: Any, result: EvalResult,
                  parties: list[Party]) -> None:
         cfg = self.cfg
+        self.prebuild(cand_server)
         ref = self.open(ref_server, "reference", parties, role="reference_job:run", task_sources=self.tasks,
                         rss_limit_mb=cfg.reference_memory_limit_mb, compile=self.compile_wanted())
         sized = ref.expect("footprint")
@@ -177,7 +184,7 @@ class Evaluation:
         with quiet.timing(alone):
             judge.calibrate()
         cand.session.send({"op": "import"})
-        result.compile_log = self.import_candidate(cand)
+        result.compile_log = self.import_candidate(cand, "ready")["compile_log"]
         run_lock.acquire()
         try:
             with quiet.timing(alone):
@@ -226,11 +233,30 @@ class Evaluation:
             raise conclude(Verdict.COMPILE_ERROR, f"the {known.get('arch', 'gfx950')} compile gate rejects the HIP "
                                                   f"source", phase="gate")
 
-    def import_candidate(self, cand: Party) -> str:
-        """Import the candidate and build ModelNew; each build it asks for runs in a build job."""
+    def import_candidate(self, cand: Party, done: str) -> dict[str, Any]:
+        """Import the candidate (and build ModelNew); each build it asks for runs in a build job."""
         while (event := cand.session.next(cand.deadline)) and event.get("event") == "build":
             cand.session.send(self.build(event))
-        return cand.interpret(event, "ready")["compile_log"]
+        return cand.interpret(event, done)
+
+    def prebuild(self, server: Server) -> None:
+        """On GPUs the candidate's builds are made before device memory is held (prebuild_job.py), once per
+        source: a marker in the cache says they are there."""
+        cfg = self.cfg
+        wanted = cfg.prebuild if cfg.prebuild is not None else cfg.backend in GPU_BACKENDS
+        digest = hashlib.sha256(f"{cfg.backend}\0{cfg.arch}\0{self.candidate}".encode()).hexdigest()
+        marker = Path(cfg.cache_dir) / "prebuilt" / digest
+        if not wanted or marker.exists():
+            return
+        parties: list[Party] = []
+        try:
+            party = self.open(server, "candidate", parties, role="prebuild_job:run", candidate_source=self.candidate,
+                              record_writes=True, rss_limit_mb=cfg.memory_limit_mb, env={CANARY: self.canary})
+            self.prebuilt = self.import_candidate(party, "imported")["builds"]
+        finally:
+            self.escapes = self.finish(parties, (server,)).get("candidate", {}).get("writes") or []
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
 
     def build(self, request: dict[str, Any]) -> dict[str, Any]:
         with self.pool.server() as server, self.side_job(server, "build_job:build", args=request["args"],

@@ -15,7 +15,7 @@ from hipforge.execution.config import EvalConfig
 _CODE = ("execution", "sandbox")  # packages under hipforge/ whose code judges
 _SUFFIXES = {".py", ".h", ".hpp", ".cpp", ".cu", ".c"}
 # where an evaluation runs, not what it decides
-_MACHINE_FIELDS = {"cache_dir", "sandbox_uid", "max_processes", "isolation"}
+_MACHINE_FIELDS = {"cache_dir", "sandbox_uid", "max_processes", "isolation", "prebuild"}
 
 
 @cache

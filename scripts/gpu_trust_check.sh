@@ -4,6 +4,7 @@
 # KernelBench at real sizes. All of it takes more than one 10-minute call: STEPS picks the parts.
 #     bash scripts/gpu_trust_check.sh .carry/kb.jsonl $OUT [levels]             # tests redteam kb
 #     STEPS="bench kb" bash scripts/gpu_trust_check.sh .carry/kb.jsonl $OUT 1     # throughput, then L1
+#     KB_ARGS="--only L1/(5|19)_" STEPS=kb ...                                      # some problems again
 set -uo pipefail
 KB=${1:?kernelbench jsonl} OUT=${2:?out dir} LEVELS=${3:-2} STEPS=${STEPS:-tests redteam kb}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
@@ -20,11 +21,11 @@ if has redteam; then
     2>&1 | tail -60 | tee "$OUT/redteam_cuda.txt"
 fi
 if has bench; then  # 24 candidates cold and warm, then 10 repeats of one: about 2 minutes after the setup
-  timeout 240 $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" 2>&1 | tail -12
+  timeout ${BENCH_TIMEOUT:-240} $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" 2>&1 | tail -12
 fi
 if has kb; then
   for level in ${LEVELS//,/ }; do
     timeout ${KB_TIMEOUT:-220} $PY scripts/kernelbench_run.py --source "$KB" --levels "$level" --backend cuda \
-      --arch sm_90 --parallel 12 --timed-trials 20 --out "$OUT/kb_l$level.json" 2>&1 | tail -25
+      --arch sm_90 --parallel 12 --timed-trials 20 --out "$OUT/kb_l$level.json" ${KB_ARGS:-} 2>&1 | tail -25
   done
 fi

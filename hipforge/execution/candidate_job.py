@@ -163,6 +163,7 @@ class Harness:
         self.aliases_ok = bool(msg.get("aliases_ok"))
         self.exts.poison = bool(msg.get("poison"))
         device_prep.fill_free_blocks_with_nan(self.device)
+        sync(self.device)  # the fill's kernels (GBs where the cache is large) finish before go's clock starts
         return {"event": "prepared"}
 
     def draw_inputs(self, seed: int) -> None:

@@ -84,28 +84,31 @@ def main() -> None:
                         cache_dir=tempfile.mkdtemp(prefix="hipforge-bench-cache-"))
     report: dict[str, object] = {}
 
+    def done(line: str) -> None:  # each stage as it ends: a run cut short still says what it measured
+        print(line, flush=True)
+        if args.out:
+            args.out.write_text(json.dumps(report, indent=1))
+
+    print(f"backend {args.backend} {args.arch}, {args.candidates} distinct candidates, {args.parallel} in flight")
     warmup = evaluate(*distinct_candidates(1)[0], config)  # starts the sandbox server, builds shared runtime
     report["setup_seconds"] = warmup.seconds
+    done(f"  one-time setup (sandbox server, shared runtime): {warmup.seconds:.1f} s")
     single = evaluate(*distinct_candidates(1)[0], config)
-    report["cold_eval_seconds"] = single.seconds
-    report["cold_eval_verdict"] = single.verdict.value
+    report["cold_eval_seconds"], report["cold_eval_verdict"] = single.seconds, single.verdict.value
+    done(f"  cold evaluation, one candidate:  {single.seconds:.1f} s wall ({single.verdict.value})")
 
     items = distinct_candidates(args.candidates)
-    report["cold_per_minute"], cold = per_minute(items, config, args.parallel)
-    report["warm_per_minute"], warm = per_minute(items, config, args.parallel)
-    report["verdicts"] = {"cold": sorted(set(cold)), "warm": sorted(set(warm))}
-    report["timing"] = timing_stability(config, args.repeats)
-
-    print(f"\nbackend {args.backend} {args.arch}, {args.candidates} distinct candidates, {args.parallel} in flight")
-    print(f"  one-time setup (sandbox server, shared runtime): {report['setup_seconds']:.1f} s")
-    print(f"  cold evaluation, one candidate:  {report['cold_eval_seconds']:.1f} s wall ({single.verdict.value})")
-    print(f"  {'':<22}{'cold cache':>12}{'warm cache':>12}")
-    print(f"  {'evaluations / minute':<22}{report['cold_per_minute']:>12.1f}{report['warm_per_minute']:>12.1f}")
+    verdicts: dict[str, list[str]] = {}
+    for cache in ("cold", "warm"):
+        report[f"{cache}_per_minute"], found = per_minute(items, config, args.parallel)
+        verdicts[cache] = sorted(set(found))
+        report["verdicts"] = verdicts
+        done(f"  evaluations / minute, {cache} cache: {report[f'{cache}_per_minute']:.1f} ({', '.join(verdicts[cache])})")
+    report["timing"] = timing = timing_stability(config, args.repeats)
     print(f"  {'timing of one kernel':<22}{'median ms':>12}{'CV (10x)':>12}")
-    for name, stats in report["timing"].items():  # type: ignore[union-attr]
+    for name, stats in timing.items():
         print(f"  {name:<22}{stats['median_ms']:>12.4f}{stats['cv']:>12.4f}")
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=1))
+    done("")
 
 
 if __name__ == "__main__":

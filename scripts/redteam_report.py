@@ -39,7 +39,8 @@ def report(cases: list[AuditCase], cfg: EvalConfig, parallel: int) -> tuple[Audi
     def evaluate(items: list[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]:
         for i, result in evaluate_many(items, cfg, parallel=parallel):
             results[i] = result
-            print(f"  {cases[i].name}: {result.verdict.value}", file=sys.stderr, flush=True)
+            check = f" ({result.hack_check})" if result.hack_check else ""
+            print(f"  {cases[i].name} [{cases[i].category}]: {result.verdict.value}{check}", file=sys.stderr, flush=True)
             yield i, result
 
     return run_audit(cases, evaluate), results

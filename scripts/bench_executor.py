@@ -100,10 +100,10 @@ def main() -> None:
     items = distinct_candidates(args.candidates)
     verdicts: dict[str, list[str]] = {}
     for cache in ("cold", "warm"):
-        report[f"{cache}_per_minute"], found = per_minute(items, config, args.parallel)
+        report[f"{cache}_per_minute"], found = rate, found = per_minute(items, config, args.parallel)
         verdicts[cache] = sorted(set(found))
         report["verdicts"] = verdicts
-        done(f"  evaluations / minute, {cache} cache: {report[f'{cache}_per_minute']:.1f} ({', '.join(verdicts[cache])})")
+        done(f"  evaluations / minute, {cache} cache: {rate:.1f} ({', '.join(verdicts[cache])})")
     report["timing"] = timing = timing_stability(config, args.repeats)
     print(f"  {'timing of one kernel':<22}{'median ms':>12}{'CV (10x)':>12}")
     for name, stats in timing.items():

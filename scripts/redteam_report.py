@@ -40,7 +40,8 @@ def report(cases: list[AuditCase], cfg: EvalConfig, parallel: int) -> tuple[Audi
         for i, result in evaluate_many(items, cfg, parallel=parallel):
             results[i] = result
             check = f" ({result.hack_check})" if result.hack_check else ""
-            print(f"  {cases[i].name} [{cases[i].category}]: {result.verdict.value}{check}", file=sys.stderr, flush=True)
+            print(f"  {cases[i].name} [{cases[i].category}]: {result.verdict.value}{check}", file=sys.stderr,
+                  flush=True)
             yield i, result
 
     return run_audit(cases, evaluate), results

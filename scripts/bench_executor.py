@@ -100,7 +100,8 @@ def main() -> None:
     items = distinct_candidates(args.candidates)
     verdicts: dict[str, list[str]] = {}
     for cache in ("cold", "warm"):
-        report[f"{cache}_per_minute"], found = rate, found = per_minute(items, config, args.parallel)
+        rate, found = per_minute(items, config, args.parallel)
+        report[f"{cache}_per_minute"] = rate
         verdicts[cache] = sorted(set(found))
         report["verdicts"] = verdicts
         done(f"  evaluations / minute, {cache} cache: {rate:.1f} ({', '.join(verdicts[cache])})")

@@ -18,7 +18,7 @@ if has tests; then
 fi
 if has redteam; then
   timeout ${RT_TIMEOUT:-200} $PY scripts/redteam_report.py --backend cuda --arch sm_90 --parallel 12 --timed-trials 20 --json "$OUT/redteam_cuda.json" \
-    2>&1 | tail -60 | tee "$OUT/redteam_cuda.txt"
+    2>&1 | tail -160 | tee "$OUT/redteam_cuda.txt"
 fi
 if has bench; then  # 24 candidates cold and warm, then 10 repeats of one: about 2 minutes after the setup
   timeout ${BENCH_TIMEOUT:-240} $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" 2>&1 | tail -12

@@ -80,6 +80,16 @@ def shutdown() -> None:
 _RUN_LOCK = threading.Lock()
 
 
+@contextmanager
+def _held(lock: Any) -> Iterator[None]:
+    """``with`` for anything with acquire/release (a pool worker's per-device lock has only those)."""
+    lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def _evaluate(candidate: str, task: str, cfg: EvalConfig, run_lock: Any) -> EvalResult:
     findings = scan(candidate) if cfg.static_checks else []
     if hit := blocking(findings, fp32_task=False):
@@ -181,21 +191,19 @@ class Evaluation:
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
                       int(ready.get("bytes_per_rep", 0)))
         alone = cfg.backend == "cpu"  # the cores to itself while it is timed (hipforge.execution.quiet)
-        with quiet.timing(alone):
+        # the calibration is what the trials' walls are weighed against: it runs under the same lock, so no
+        # other evaluation's trials or calibration share the device (or the cores) with either
+        with _held(run_lock), quiet.timing(alone):
             judge.calibrate()
         cand.session.send({"op": "import"})
         result.compile_log = self.import_candidate(cand, "ready")["compile_log"]
-        run_lock.acquire()
-        try:
-            with quiet.timing(alone):
-                cand.phase = ref.phase = "check"
-                cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
-                judge.run(self.variants(ref) if cfg.adversarial and self.fp32 else [], result)
-                cand.phase = ref.phase = "time"
-                result.runtime = judge.timing()
-                self.reference_timing(ref, result)
-        finally:
-            run_lock.release()
+        with _held(run_lock), quiet.timing(alone):
+            cand.phase = ref.phase = "check"
+            cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
+            judge.run(self.variants(ref) if cfg.adversarial and self.fp32 else [], result)
+            cand.phase = ref.phase = "time"
+            result.runtime = judge.timing()
+            self.reference_timing(ref, result)
         result.timed_trials, result.phase = cfg.timed_trials, "done"
 
     def open(self, server: Server, name: str, parties: list[Party], **job: Any) -> Party:

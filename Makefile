@@ -15,8 +15,10 @@ $(VENV)/.hipforge-installed: pyproject.toml scripts/bootstrap.sh
 demo: setup
 	$(BIN)/hipforge demo
 
+# test files in TEST_WORKERS processes (a file's tests stay together: they share module fixtures)
+TEST_WORKERS ?= 2
 test: setup
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 ui: setup
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000

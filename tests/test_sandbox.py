@@ -35,16 +35,28 @@ def run(body: str, config: EvalConfig = CONFIG) -> EvalResult:
 
 
 def sandbox_processes() -> list[int]:
-    """Processes still running as one of the sandbox uids."""
+    """Processes still running as the sandbox uid below this test process (other test processes running
+    beside it have sandboxes of their own)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             uid = os.stat(f"/proc/{pid}").st_uid
         except OSError:
             continue
-        if uid == CONFIG.sandbox_uid:
+        if uid == CONFIG.sandbox_uid and os.getpid() in _ancestors(int(pid)):
             found.append(int(pid))
     return found
+
+
+def _ancestors(pid: int) -> list[int]:
+    chain = []
+    while pid > 1:
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            break
+        chain.append(pid)
+    return chain
 
 
 @pytest.fixture(autouse=True)

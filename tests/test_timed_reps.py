@@ -7,12 +7,14 @@ The cpu backend keeps one forward per trial by default; the evaluator cases here
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.job_common import rep_seeds
+from hipforge.execution.judge import TIMED_BATCHES, Judge
 from hipforge.execution.trials import timed_batch
 from hipforge.execution.verdict import Verdict
 from hipforge.execution.wallclock import REPS, WallClock, allowed_reps
@@ -138,6 +140,28 @@ def test_a_faked_clock_is_contradicted_per_forward() -> None:
     result = around("relu", "time.sleep(0.003)\nreturn honest(self, x)", prelude=prelude, config=MOST)
     assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
     assert "forwards per trial" in result.message
+    assert f"{TIMED_BATCHES} batches of timed trials" in result.message  # the lie survives every batch
+
+
+def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every trial up to the end of the first timed batch is 40 ms late in the parent's clock (as when other
+    evaluations keep the device busy); the honest kernel is contradicted, timed again, and kept."""
+    run_all, timed_batches = Judge.run_all, []
+
+    def held_back(self: Judge, trials: list, failures: dict) -> None:
+        timed_batches.extend(trials[:1] if trials and trials[0].purpose == "timed" else [])
+        count = self.threads
+        if len(timed_batches) <= 1:
+            self.threads = lambda: (time.sleep(0.04), count())[1]  # inside the trial's wall, outside forward
+        try:
+            run_all(self, trials, failures)
+        finally:
+            self.threads = count
+
+    monkeypatch.setattr(Judge, "run_all", held_back)
+    result = around("relu", "return honest(self, x)", config=PLAIN)
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.integrity["timed_batches"] == 2
 
 
 def test_the_corpus_clock_patch_is_caught_with_r_forwards() -> None:

@@ -144,7 +144,7 @@ def test_a_faked_clock_is_contradicted_per_forward() -> None:
 
 
 def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every trial up to the end of the first timed batch is 40 ms late in the parent's clock (as when other
+    """Every trial up to the end of the first timed batch is 0.3 s late in the parent's clock (as when other
     evaluations keep the device busy); the honest kernel is contradicted, timed again, and kept."""
     run_all, timed_batches = Judge.run_all, []
 
@@ -152,7 +152,7 @@ def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.
         timed_batches.extend(trials[:1] if trials and trials[0].purpose == "timed" else [])
         count = self.threads
         if len(timed_batches) <= 1:
-            self.threads = lambda: (time.sleep(0.04), count())[1]  # inside the trial's wall, outside forward
+            self.threads = lambda: (time.sleep(0.3), count())[1]  # inside the trial's wall, outside forward
         try:
             run_all(self, trials, failures)
         finally:

@@ -23,10 +23,14 @@ def cross_entropy(x: Val, target: Val, weight: Any = None, size_average: Any = N
         raise Untranslatable("cross_entropy with a computed target")
     rows = (x.shape[0], 1)
     index = Val("input", rows, ref=target.ref)  # the same indices seen as one per row of x
-    lse = ops.logsumexp(x, 1, True)
+    # log(sum(exp(x - max))) - (x[target] - max), as torch's log_softmax: (max + log(sum)) - x[target]
+    # cancels away the low bits of logits near a large common offset
+    top = ew("(fabsf({0}) == INFINITY ? 0.0f : {0})", reduce(x, "max", 1, True))
+    shifted = ops.binary("sub", x, top)
+    total = reduce(ops.unary("exp", shifted), "sum", 1, True)
     # ignore_index: torch drops those rows; with the default -100 no valid class index matches
-    picked = Val("ew", x.shape, (x, index), fn="((float)j == {1} ? {0} : 0.0f)", extra={"row_index": 1})
-    per_row = ops.binary("sub", lse, reduce(picked, "sum", 1, True))
+    picked = Val("ew", x.shape, (shifted, index), fn="((float)j == {1} ? {0} : 0.0f)", extra={"row_index": 1})
+    per_row = ops.binary("sub", ops.unary("log", total), reduce(picked, "sum", 1, True))
     if ignore_index >= 0:
         raise Untranslatable("cross_entropy with a non-negative ignore_index")
     return ops.loss(per_row, reduction)

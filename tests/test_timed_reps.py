@@ -23,6 +23,7 @@ from tests.test_trust_boundary import CONFIG, around
 
 MOST = EvalConfig(**{**CONFIG.to_dict(), "reps_target_ms": 1e6})  # always the largest calibrated R
 PLAIN = EvalConfig(**{**MOST.to_dict(), "adversarial": False, "second_size": False})
+ONE_FORWARD = EvalConfig(**{**PLAIN.to_dict(), "reps_target_ms": 0.0})
 MB = 1 << 20
 
 
@@ -145,7 +146,8 @@ def test_a_faked_clock_is_contradicted_per_forward() -> None:
 
 def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every trial up to the end of the first timed batch is 0.3 s late in the parent's clock (as when other
-    evaluations keep the device busy); the honest kernel is contradicted, timed again, and kept."""
+    evaluations keep the device busy); the honest kernel is contradicted, timed again, and kept. One forward
+    per trial: at R = 64 the delay is 5 ms a forward, which a loaded 2-core machine's ReLU can reach."""
     run_all, timed_batches = Judge.run_all, []
 
     def held_back(self: Judge, trials: list, failures: dict) -> None:
@@ -159,9 +161,9 @@ def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.
             self.threads = count
 
     monkeypatch.setattr(Judge, "run_all", held_back)
-    result = around("relu", "return honest(self, x)", config=PLAIN)
+    result = around("relu", "return honest(self, x)", config=ONE_FORWARD)
     assert result.verdict == Verdict.CORRECT, result.message
-    assert result.integrity["timed_batches"] == 2
+    assert result.integrity["timed_reps"] == 1 and result.integrity["timed_batches"] == 2
 
 
 def test_the_corpus_clock_patch_is_caught_with_r_forwards() -> None:

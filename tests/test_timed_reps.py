@@ -73,9 +73,19 @@ def test_a_forward_fast_only_in_the_timed_trials_is_timed_again_at_a_larger_r() 
     clock.add(1, 0.35 + 3.0)  # slow in the earlier trials: R = 1
     assert clock.first_choice() == 1
     clock.add(1, 0.35 + 0.01)  # then fast
-    assert clock.rerun(1) == 64
+    assert clock.rerun(1, 3.0) == 64
     clock.add(64, 0.3 + 3.2 + 64 * 0.05)
-    assert clock.rerun(64) is None
+    assert clock.rerun(64, 0.05) is None
+
+
+def test_a_reported_time_too_short_for_r_to_resolve_is_timed_at_the_r_that_does() -> None:
+    clock = clock_with()
+    clock.add(1, 0.35 + 3.0)  # 3 ms a forward in the parent's clock (a busy device's): one forward reaches 2 ms
+    assert clock.first_choice() == 1 and clock.rerun(1, 2.5) is None
+    assert clock.rerun(1, 0.3) == 16 and clock.rerun(1, 0.01) == 64  # a claim of less buys the R that resolves it
+    capped = clock_with((1, 4))
+    capped.add(1, 0.35 + 3.0)
+    assert capped.rerun(1, 0.01) == 4  # no R beyond what memory allows
 
 
 def test_the_check_is_per_forward_and_the_slack_is_shared_by_the_forwards() -> None:
@@ -142,6 +152,22 @@ def test_a_faked_clock_is_contradicted_per_forward() -> None:
     assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
     assert "forwards per trial" in result.message
     assert f"{TIMED_BATCHES} batches of timed trials" in result.message  # the lie survives every batch
+
+
+def test_a_clock_lie_one_forward_cannot_resolve_is_contradicted_at_the_r_it_calls_for() -> None:
+    """3 ms a forward, reported as 30 µs by a patched clock (as native code can through the C API): R = 1 in
+    the parent's walls, whose slack on the cpu backend (2 ms and the calibration's spread) hides the lie; the
+    claimed time calls for R = 64, where it does not hide."""
+    prelude = ("_job = sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])]\n"
+               "_clock = _job.Harness.clock\n"
+               "def _hundredth(self, start=None):\n"
+               "    out = _clock(self, start)\n"
+               "    return out / 100 if start is not None else out\n"
+               "_job.Harness.clock = _hundredth\n")
+    config = EvalConfig(**{**PLAIN.to_dict(), "reps_target_ms": 2.0})
+    result = around("relu", "time.sleep(0.003)\nreturn honest(self, x)", prelude=prelude, config=config)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
+    assert f"{REPS[-1]} forwards per trial" in result.message
 
 
 def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,7 +18,7 @@ from hipforge.execution.verdict import Concluded, EvalResult, Timing, Verdict, c
 from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
 from hipforge.sandbox.client import Session
 
-TIMED_BATCHES = 3  # batches of timed trials at most, while the parent's clock contradicts the reported times
+TIMED_BATCHES = 3  # batches of timed trials at the final R at most, while the parent's clock contradicts them
 RETRY_PAUSE_S = 0.5
 
 
@@ -120,13 +120,15 @@ class Judge:
             self.timed_reps, batches = reps, batches + 1
 
         timed(self.timed_reps)
-        if not _wrong(failures) and (more := self.clock.rerun(self.timed_reps)):
+        while not _wrong(failures) and (more := self.clock.rerun(self.timed_reps, self.reported_ms())):
             timed(more)
         # a device busy with other evaluations' work can hold every trial of a batch back; a faked clock is
         # contradicted again in a later batch, an honest kernel's fastest walls come down
-        while batches < TIMED_BATCHES and not _wrong(failures) and self.contradicted():
+        at_final_reps = 1
+        while at_final_reps < TIMED_BATCHES and not _wrong(failures) and self.contradicted():
             time.sleep(RETRY_PAUSE_S)
             timed(self.timed_reps)
+            at_final_reps += 1
         self.timing_batches = batches
         result.seeds, result.trials = list(cfg.seeds), len(cfg.seeds)
         alive = self.threads()
@@ -233,8 +235,11 @@ class Judge:
         raise conclude(Verdict.INCORRECT, f"{why}{note}", failing_seed=trial.seed, reference_fp64_gap=gap,
                        phase="check")
 
+    def reported_ms(self) -> float:
+        return Timing.from_samples(self.log.reported).median_ms
+
     def contradicted(self) -> str | None:
-        return self.clock.contradiction(Timing.from_samples(self.log.reported).median_ms, self.timed_reps)
+        return self.clock.contradiction(self.reported_ms(), self.timed_reps)
 
     def timing(self) -> Timing:
         """The candidate's reported times per forward, unless the parent's own clock contradicts them."""

@@ -81,10 +81,12 @@ class WallClock:
         """R for the timed trials, from the single-forward trials so far at the task's size."""
         return self.choose(self.per_forward(1)) if self.walls.get(1) else self.reps[-1]
 
-    def rerun(self, reps: int) -> int | None:
-        """A larger R, if the timed trials' own walls call for one: a forward slow in the earlier trials and
-        fast in the timed ones (to keep R small, where the clock resolves less) is timed again at it."""
-        wanted = self.choose(self.per_forward(reps))
+    def rerun(self, reps: int, reported_ms: float) -> int | None:
+        """A larger R, if the timed trials call for one: their own walls (a forward slow in the earlier trials
+        and fast in the timed ones, to keep R small where the clock resolves less), or the time the candidate
+        reports (a claim of a forward too short for R to resolve is timed at the R that resolves it: a lie
+        about the time, in native code the parent cannot see, buys the precision that contradicts it)."""
+        wanted = max(self.choose(self.per_forward(reps)), self.choose(reported_ms))
         return wanted if wanted > reps else None
 
     def contradiction(self, reported_ms: float, reps: int) -> str | None:

@@ -81,7 +81,8 @@ def main() -> None:
         rows = [{"case": c.name, "class": c.attack_class, "category": c.category, "origin": c.origin,
                  "verdict": r.verdict.value, "hack_check": r.hack_check, "message": r.message,
                  "speedup_eager": r.speedup_eager, "runtime_ms": r.runtime and r.runtime.median_ms,
-                 "ref_eager_ms": r.ref_eager and r.ref_eager.median_ms, "output_tail": r.output_tail[-2000:]}
+                 "ref_eager_ms": r.ref_eager and r.ref_eager.median_ms, "integrity": r.integrity,
+                 "output_tail": r.output_tail[-2000:]}
                 for c, r in ((cases[i], results[i]) for i in range(len(cases)))]
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -100,6 +100,21 @@ def test_the_check_is_per_forward_and_the_slack_is_shared_by_the_forwards() -> N
     assert clock.contradiction(0.01, 1) is None
 
 
+
+def test_a_forward_reported_faster_than_doing_nothing_is_contradicted() -> None:
+    """A tiny kernel's forward is a few microseconds beyond the protocol: a tenfold lie about its events'
+    interval stays above half of that, but not above half of the interval the events take around nothing."""
+    clock = clock_with()
+    clock.add(64, 0.3 + 3.2 + 64 * 0.004)  # 4 us a forward beyond the protocol
+    assert clock.contradiction(0.0031, 64) is None  # a tenth of an honest 31 us report, with no floor known
+    for _ in range(3):
+        clock.add_noop_report(64, 0.02)  # the events around a no-op took 20 us (before the candidate existed)
+    clock.add_noop_report(64, 0.05)  # load only adds: the fastest counts
+    assert clock.contradiction(0.031, 64) is None  # the honest report: the no-op's interval plus the forward
+    message = clock.contradiction(0.0031, 64)
+    assert message and "a forward that does nothing reports 0.02 ms" in message
+    assert clock.summary(64) == {"seen_ms": pytest.approx(0.004), "noop_ms": 0.02}
+
 def test_timed_trials_of_a_batch_share_r_and_some_are_shipped_whole() -> None:
     batch = timed_batch(9, 10, 2, 16)
     assert [t.id for t in batch] == list(range(9, 19)) and {t.reps for t in batch} == {16}

@@ -95,10 +95,11 @@ class Judge:
             for _ in range(CALIBRATION_TRIALS):
                 self.cand.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
                 started = time.monotonic()
-                self.cand.ask({"op": "go", "size": 0, "seed": fresh(), "reps": reps}, "returned")
+                returned = self.cand.ask({"op": "go", "size": 0, "seed": fresh(), "reps": reps}, "returned")
                 self.threads()  # as in every trial: the count's own cost is part of the protocol's overhead
                 self.cand.ask({"op": "commit", "key": fresh()}, "committed")
                 self.clock.add(reps, (time.monotonic() - started) * 1e3, calibrating=True)
+                self.clock.add_noop_report(reps, float(returned.get("ms", 0.0)) / reps)
                 self.cand.ask({"op": "drop"}, "dropped")
         self.known_threads = set(self.threads())
 
@@ -198,7 +199,7 @@ class Judge:
                 setattr(result, key, value)
         second = self.second if self.has_second() else None
         result.integrity = {"checked": dict(self.log.checked), "second_size": second, "timed_reps": self.timed_reps,
-                            "timed_batches": self.timing_batches}
+                            "timed_batches": self.timing_batches, **self.clock.summary(self.timed_reps)}
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)
         for purpose, check, text in (

@@ -6,6 +6,11 @@ kernel's whole forward. So a timed trial runs R forwards in one go, each on fres
 compares per forward: seen = (fastest wall at R - fastest calibration at R) / R, the calibration being the
 same protocol around a no-op forward, at the same R, taken before the candidate was imported. R is the
 parent's choice, from its own walls of the earlier trials at the task's size.
+
+The reported time of a forward is its events' interval, and that interval holds the events' own cost: what
+the no-op forward reported in calibration (trusted: the candidate was not yet imported). So a forward's
+report is expected near noop + seen. A tiny kernel's seen is a few microseconds, too little to contradict a
+tenfold lie on its own; the no-op's interval is not, since no forward is faster than doing nothing.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ class WallClock:
     reps: tuple[int, ...]  # allowed_reps(): the R values calibrated, and so the only ones used
     calibration: dict[int, list[float]] = field(default_factory=dict)  # R -> walls of no-op trials (ms)
     walls: dict[int, list[float]] = field(default_factory=dict)  # R -> walls of trials at the task's size
+    noop_reported: dict[int, list[float]] = field(default_factory=dict)  # R -> the no-op's reports, per forward
 
     @property
     def target_ms(self) -> float:
@@ -64,6 +70,13 @@ class WallClock:
 
     def add(self, reps: int, wall_ms: float, calibrating: bool = False) -> None:
         (self.calibration if calibrating else self.walls).setdefault(reps, []).append(wall_ms)
+
+    def add_noop_report(self, reps: int, reported_ms: float) -> None:
+        self.noop_reported.setdefault(reps, []).append(reported_ms)
+
+    def noop_ms(self, reps: int) -> float:
+        """What a forward that does nothing reported per forward at R (its fastest: load only adds)."""
+        return min(self.noop_reported.get(reps) or [0.0])
 
     def per_forward(self, reps: int) -> float:
         """The forward's own wall as the parent saw it: fastest trial over fastest no-op, per forward (a
@@ -92,11 +105,18 @@ class WallClock:
     def contradiction(self, reported_ms: float, reps: int) -> str | None:
         """Why ``reported_ms`` (per forward, the timed trials' median) cannot be true, if it cannot."""
         k = kind(self.cfg)
-        seen = self.per_forward(reps)
+        seen, noop = self.per_forward(reps), self.noop_ms(reps)
         spread = statistics.median(self.calibration[reps]) - min(self.calibration[reps])
         slack = (TIMING_SLACK_MS[k] + (spread if SPREAD_COUNTS[k] else 0.0)) / reps
-        if reported_ms >= TIMING_FLOOR[k] * seen - slack:
+        if reported_ms >= TIMING_FLOOR[k] * (seen + noop) - slack:
             return None
         per = f" ({reps} forwards per trial)" if reps > 1 else ""
+        floor = f", and a forward that does nothing reports {noop:.4g} ms" if noop > 0 else ""
         return (f"reports {reported_ms:.4g} ms per forward, but the evaluator's own clock saw {seen:.4g} ms per "
-                f"forward beyond the protocol's overhead{per}")
+                f"forward beyond the protocol's overhead{per}{floor}")
+
+    def summary(self, reps: int) -> dict[str, float]:
+        """The two clocks at R, for the verdict's integrity record."""
+        if not self.walls.get(reps) or not self.calibration.get(reps):
+            return {}
+        return {"seen_ms": round(self.per_forward(reps), 6), "noop_ms": round(self.noop_ms(reps), 6)}

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from hipforge.execution import antihack_dynamic as dyn
-from hipforge.execution import checksum, device_prep, tensorfile
+from hipforge.execution import checksum, device_prep, op_trace, tensorfile
 from hipforge.execution.backend import CompileError, make_backend
-from hipforge.execution.compile_cache import BuildNeeded
+from hipforge.execution.build_requests import BuildRequests, build_name
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.job_common import (
     build_reference,
@@ -35,13 +35,16 @@ from hipforge.execution.job_common import (
     sync,
 )
 
-MAX_BUILDS = 16  # build requests one candidate may make
-
 
 class Failed(Exception):
     def __init__(self, verdict: str, message: str, **fields: Any) -> None:
         super().__init__(message)
         self.verdict, self.message, self.fields = verdict, message, fields
+
+
+def preload() -> None:
+    """Paid once in the sandbox server: the op trace's lazy imports, before any job snapshots torch."""
+    op_trace.warm()
 
 
 def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
@@ -70,7 +73,7 @@ class Harness:
         self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
         for task in self.tasks:
             dyn.tripwire(task.Model, self.guard)
-        self.exts, self.builds, self.requests = dyn.Extensions(), [], 0
+        self.exts, self.builds, self.requests = dyn.Extensions(), [], BuildRequests(channel)
         self.models: dict[int, Any] = {}
         self.outputs: list[list[Any]] = []  # per forward of the trial, its flattened outputs
         self.args: list[Any] = []
@@ -111,20 +114,10 @@ class Harness:
         """Stands in for torch's: the backend loads the build from the read-only cache; a missing build is
         made by the parent in a job that runs no candidate code, then loaded here."""
         with self.guard.armed(False):
-            try:
-                module = self.backend.load_inline(*args, **kwargs)
-            except BuildNeeded:
-                self.request_build(args, kwargs)
-                module = self.backend.load_inline(*args, **kwargs)
+            module = self.requests.load(self.backend, args, kwargs)
             info = getattr(module, "__hipforge_build__", None) or getattr(self.backend, "last_build", None)
-            self.builds.append(f"{kwargs.get('name', args[0] if args else '?')}: {_build_note(info)}")
+            self.builds.append(f"{build_name(args, kwargs)}: {_build_note(info)}")
             return self.exts.wrap(module)
-
-    def request_build(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        self.requests += 1
-        if self.requests > MAX_BUILDS:
-            raise CompileError(f"more than {MAX_BUILDS} builds requested", "")
-        request_build(self.channel, args, kwargs)
 
     def model(self, size: int) -> Any:
         """ModelNew at a task size, holding the reference's weights where names and shapes agree (a Model
@@ -225,12 +218,25 @@ class Harness:
         return {"event": "dropped"}
 
     def op_report(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """What this process saw the candidate do: it can only count against the candidate."""
+        """What this process saw the candidate do: it can only count against the candidate. With a trace seed,
+        first one more forward on that seed's inputs, whose ATen operations are counted (op_trace)."""
+        ops = self.trace_ops(msg["trace_seed"]) if "trace_seed" in msg else {}
         if self.exts.calls == 0:
             why = "never calls its HIP extension" if self.exts.modules else "builds no HIP extension"
             self.found.append(("code_bypass", f"ModelNew {why}: PyTorch computes the result"))
         patched = dyn.patched(self.before)
-        return {"event": "report", "hacks": [*self.guard.violations, *([patched] if patched else []), *self.found]}
+        return {"event": "report", "hacks": [*self.guard.violations, *([patched] if patched else []), *self.found],
+                "ops": ops}
+
+    def trace_ops(self, seed: int) -> dict[str, int]:
+        """A forward that fails here (or hides its ATen calls) only leaves the trace empty: no evidence."""
+        try:
+            with self.guard.armed(False):
+                args = make_inputs(self.tasks[0], self.device, seed, None)
+            with self.guard.armed():
+                return dict(op_trace.trace(self.models[0], *args))
+        except BaseException:  # noqa: BLE001  # the trials have judged the forward already
+            return {}
 
     # -- helpers ---------------------------------------------------------------------------------
     def inspect(self, outputs: list[Any]) -> None:
@@ -285,14 +291,6 @@ class Harness:
             return Failed("runtime_error", f"{where}: out of memory: {text[:500]}", **fields)
         frames = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return Failed("runtime_error", f"{where}: {text[:1000]}", traceback=frames[-3000:], **fields)
-
-
-def request_build(channel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Ask the parent for a build it makes in a job that runs no candidate code; raise its failure here."""
-    channel.emit({"event": "build", "args": list(args), "kwargs": kwargs})
-    reply = channel.recv() or {}
-    if not reply.get("ok"):
-        raise CompileError(reply.get("message", "the build failed"), reply.get("log", ""))
 
 
 def _noop(outputs: list[Any]) -> Any:

@@ -7,10 +7,12 @@ the writes its recorder refused; the verdict is made here from those facts alone
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hipforge.execution import op_trace
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.outputs_check import OutputCheck, shipped
 from hipforge.execution.trials import Trial, TrialLog, fresh, plan, timed_batch
@@ -141,10 +143,21 @@ class Judge:
                                            f"when forward returned, and are still alive",
                            hack_check="thread_injection")
         # what the candidate's process saw it do next: a sandbox violation explains everything after it
-        hacks = self.cand.ask({"op": "report"}, "report")["hacks"]
-        if hacks:
+        seed = fresh()
+        report = self.cand.ask({"op": "report", "trace_seed": seed}, "report")
+        if hacks := report["hacks"]:
             raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
+        if not _wrong(failures) and report.get("ops"):
+            self.pytorch_computes_it(Counter(report["ops"]), seed)
         self.verdict_from(failures, result)
+
+    def pytorch_computes_it(self, ops: Counter[str], seed: int) -> None:
+        """A decoy kernel beside PyTorch: ATen in ModelNew's forward runs every operation the reference runs."""
+        reference = Counter(self.ref.ask({"op": "ops", "seed": seed}, "ops")["ops"])
+        if op_trace.all_in_aten(reference, ops):
+            raise conclude(Verdict.HACKED, f"PyTorch computes the result inside ModelNew's forward: it runs every "
+                                           f"operation of the reference ({op_trace.describe(reference)}) beside "
+                                           f"the HIP kernels", hack_check="code_bypass", phase="check")
 
     def run_all(self, trials: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
         for trial in trials:

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hipforge.execution.backend import CompileError, make_backend
-from hipforge.execution.candidate_job import MAX_BUILDS, request_build
-from hipforge.execution.compile_cache import BuildNeeded
+from hipforge.execution.build_requests import BuildRequests
 from hipforge.execution.config import EvalConfig
 
 
@@ -24,17 +23,10 @@ def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
     import torch.utils.cpp_extension
 
     backend = make_backend(EvalConfig.from_dict(job["config"]))
-    requested: list[str] = []
+    requests = BuildRequests(channel)
 
     def load_inline(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return backend.load_inline(*args, **kwargs)
-        except BuildNeeded:
-            requested.append(str(kwargs.get("name", args[0] if args else "?")))
-            if len(requested) > MAX_BUILDS:
-                raise CompileError(f"more than {MAX_BUILDS} builds requested", "") from None
-            request_build(channel, args, kwargs)
-            return backend.load_inline(*args, **kwargs)
+        return requests.load(backend, args, kwargs)
 
     torch.utils.cpp_extension.load_inline = load_inline
     path = Path.cwd() / "candidate.py"
@@ -48,4 +40,4 @@ def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
         return
     except BaseException:  # noqa: BLE001, S110  # judged in the candidate's own job, which imports it again
         pass
-    channel.emit({"event": "imported", "builds": requested})
+    channel.emit({"event": "imported", "builds": requests.names})

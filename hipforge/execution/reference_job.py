@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from hipforge.execution import checksum, tensorfile
+from hipforge.execution import checksum, op_trace, tensorfile
 from hipforge.execution.antihack_dynamic import same_storage
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_memory import capacity_mb, footprint_mb
@@ -28,6 +28,8 @@ from hipforge.execution.job_common import (
     sync,
 )
 from hipforge.execution.measure import time_callable
+
+preload = op_trace.warm  # paid once in the sandbox server, not per job
 
 
 def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
@@ -116,6 +118,10 @@ class Reference:
             if msg.get("full"):
                 reply["files"].append(self.write(outs, f"ref{msg['id']}_{rep}", msg["key"], tolerances))
         return reply
+
+    def op_ops(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The reference's compute operations on the seed's inputs at the task's size (op_trace)."""
+        return {"event": "ops", "ops": dict(op_trace.trace(self.model(0), *self.inputs(0, msg["seed"], None)))}
 
     def write(self, outs: list[Any], stem: str, key: int, tolerances: list[tuple[float, float]]) -> list[str]:
         """Whole outputs, or a huge one's fine sums and their bounds."""

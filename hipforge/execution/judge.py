@@ -147,9 +147,9 @@ class Judge:
         report = self.cand.ask({"op": "report", "trace_seed": seed}, "report")
         if hacks := report["hacks"]:
             raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
-        if not _wrong(failures) and report.get("ops"):
+        self.verdict_from(failures, result)  # raises on every failure, the NaN probe's included
+        if report.get("ops"):
             self.pytorch_computes_it(Counter(report["ops"]), seed)
-        self.verdict_from(failures, result)
 
     def pytorch_computes_it(self, ops: Counter[str], seed: int) -> None:
         """A decoy kernel beside PyTorch: ATen in ModelNew's forward runs every operation the reference runs."""

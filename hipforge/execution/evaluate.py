@@ -188,9 +188,9 @@ class Evaluation:
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
                          env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]
+        alone, quiet_retry = quiet.phases(cfg.backend)  # who has the cores while timing (execution/quiet.py)
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
-                      int(ready.get("bytes_per_rep", 0)))
-        alone = cfg.backend == "cpu"  # the cores to itself while it is timed (hipforge.execution.quiet)
+                      int(ready.get("bytes_per_rep", 0)), quiet_retry)
         # the calibration is what the trials' walls are weighed against: it runs under the same lock, so no
         # other evaluation's trials or calibration share the device (or the cores) with either
         with _held(run_lock), quiet.timing(alone):
@@ -276,7 +276,7 @@ class Evaluation:
     def side_job(self, server: Server, role: str, **job: Any) -> Iterator[Party]:
         """A job that runs no candidate code, with the build cache writable; what it adds is sealed after."""
         parties: list[Party] = []
-        with quiet.building(self.cfg.backend == "cpu"):
+        with quiet.building(True):  # every backend: a timed phase that asks for the cores waits for it
             try:
                 yield self.open(server, role.split(":")[1], parties, role=role, cache_writable=True,
                                 record_writes=True, rss_limit_mb=self.cfg.reference_memory_limit_mb, **job)

@@ -1,15 +1,20 @@
 """On the cpu backend the kernels run on the same cores as the builds: a timed phase that shares them with a
 compiler measures the scheduler, not the kernel (and the parent's clock then contradicts an honest kernel's
 own times). Builds hold the cores shared; a timed phase holds them alone, and builds that arrive while it
-waits queue behind it. flock locks, so this holds across the threads and the processes of one machine."""
+waits queue behind it. flock locks, so this holds across the threads and the processes of one machine.
+
+On GPU machines the kernels run on the device, and holding every build back for each timed phase would
+serialize the evaluations in flight; there only a batch of timed trials taken again (the parent's clock
+contradicted the first) waits for the cores, so that an honest kernel held back by builds is timed quietly."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from functools import partial
 from pathlib import Path
 
 
@@ -50,3 +55,9 @@ def timing(enabled: bool) -> Iterator[None]:
         return
     with _flock("turnstile", fcntl.LOCK_EX), _flock("cores", fcntl.LOCK_EX):
         yield
+
+
+def phases(backend: str) -> tuple[bool, Callable[[], AbstractContextManager[None]]]:
+    """(whether every timed phase holds the cores alone, what a batch of timed trials taken again holds)."""
+    alone = backend == "cpu"
+    return alone, (nullcontext if alone else partial(timing, True))  # the cpu phase already holds them

@@ -2,7 +2,8 @@
 # The training flow on one GPU machine in one call: the wheels it lacks, then scripts/train_flow_gpu.py on a
 # corpus carried in (scripts/build_corpus.py's output, its .jsonl splits gzipped), results into $OUT.
 #     bash scripts/gpu_training_run.sh .carry/corpus .carry/kb.jsonl $OUT [budget_s] [extra flow args...]
-# Carry .whl (trl, datasets, dill, multiprocess, fsspec, peft: see train_flow_gpu.py) and .carry.
+# Carry .whl (scripts/gpu_wheels.sh fetches it) and .carry; the corpus can be built on the GPU machine's cores
+# in a call of its own (scripts/gpu_corpus_run.sh).
 set -uo pipefail
 CORPUS=${1:?corpus dir} KB=${2:?kernelbench jsonl} OUT=${3:?out dir} BUDGET=${4:-450}
 shift $(( $# < 4 ? $# : 4 ))

@@ -3,7 +3,7 @@ compiler measures the scheduler, not the kernel (and the parent's clock then con
 own times). Builds hold the cores shared; a timed phase holds them alone, and builds that arrive while it
 waits queue behind it. flock locks, so this holds across the threads and the processes of one machine.
 
-On GPU machines the kernels run on the device, and holding every build back for each timed phase would
+On GPU machines (and cpu-backend machines of many cores) holding every build back for each timed phase would
 serialize the evaluations in flight; there only a batch of timed trials taken again (the parent's clock
 contradicted the first) waits for the cores, so that an honest kernel held back by builds is timed quietly."""
 
@@ -57,7 +57,13 @@ def timing(enabled: bool) -> Iterator[None]:
         yield
 
 
-def phases(backend: str) -> tuple[bool, Callable[[], AbstractContextManager[None]]]:
+# up to this many cores, a cpu-backend timed phase holds them all: builds would take every one of them. On more
+# cores, builds run at niceness 19 beside it (each timed phase waiting for the builds in flight would let one
+# evaluation through per compile: 16 slots would verify no faster than two)
+QUIET_CORES = 4
+
+
+def phases(backend: str, cores: int | None = None) -> tuple[bool, Callable[[], AbstractContextManager[None]]]:
     """(whether every timed phase holds the cores alone, what a batch of timed trials taken again holds)."""
-    alone = backend == "cpu"
-    return alone, (nullcontext if alone else partial(timing, True))  # the cpu phase already holds them
+    alone = backend == "cpu" and (cores or os.cpu_count() or 1) <= QUIET_CORES
+    return alone, (nullcontext if alone else partial(timing, True))  # an alone phase already holds them

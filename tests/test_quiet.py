@@ -29,7 +29,7 @@ def test_a_timed_phase_waits_for_the_build_in_flight_and_a_later_build_waits_for
     build_started = threading.Event()
 
     def build(name: str, hold: float) -> None:
-        with quiet.building(True):
+        with quiet.building():
             events.append(f"{name} start")
             build_started.set()
             time.sleep(hold)
@@ -60,7 +60,7 @@ def test_a_small_cpu_machine_times_every_phase_alone_and_others_retry_alone() ->
     done = threading.Event()
 
     def build() -> None:
-        with quiet.building(True):
+        with quiet.building():
             time.sleep(0.3)
             done.set()
 

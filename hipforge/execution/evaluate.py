@@ -276,7 +276,7 @@ class Evaluation:
     def side_job(self, server: Server, role: str, **job: Any) -> Iterator[Party]:
         """A job that runs no candidate code, with the build cache writable; what it adds is sealed after."""
         parties: list[Party] = []
-        with quiet.building(True):  # every backend: a timed phase that asks for the cores waits for it
+        with quiet.building():  # every backend: a timed phase that asks for the cores waits for it
             try:
                 yield self.open(server, role.split(":")[1], parties, role=role, cache_writable=True,
                                 record_writes=True, rss_limit_mb=self.cfg.reference_memory_limit_mb, **job)

@@ -148,8 +148,9 @@ class Judge:
                                            f"when forward returned, and are still alive",
                            hack_check="thread_injection")
         # what the candidate's process saw it do next: a sandbox violation explains everything after it
-        seed = fresh()
-        report = self.cand.ask({"op": "report", "trace_seed": seed}, "report")
+        seed = fresh()  # the op trace's forward, only for a candidate whose outputs have all been right
+        trace = {} if _wrong(failures) else {"trace_seed": seed}
+        report = self.cand.ask({"op": "report", **trace}, "report")
         if hacks := report["hacks"]:
             raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
         self.verdict_from(failures, result)  # raises on every failure, the NaN probe's included

@@ -36,11 +36,8 @@ def _flock(name: str, mode: int) -> Iterator[None]:
 
 
 @contextmanager
-def building(enabled: bool) -> Iterator[None]:
+def building() -> Iterator[None]:
     """A build: shares the cores with other builds, never with a timed phase."""
-    if not enabled:
-        yield
-        return
     with _flock("turnstile", fcntl.LOCK_EX):  # waits while a timed phase waits or runs
         pass
     with _flock("cores", fcntl.LOCK_SH):

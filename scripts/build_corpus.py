@@ -34,7 +34,13 @@ from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.pool import make_pool  # noqa: E402
 from hipforge.tasks.synth import PRESETS  # noqa: E402
-from hipforge.train.corpus import CorpusConfig, build_corpus  # noqa: E402
+from hipforge.train.corpus import (  # noqa: E402
+    CorpusConfig,
+    build_corpus,
+    load_tasks,
+    save_tasks,
+    synthesize_tasks,
+)
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy  # noqa: E402
 
 
@@ -57,7 +63,22 @@ def main() -> None:
     parser.add_argument("--timed-trials", type=int, default=0, help="0: the backend's protocol")
     parser.add_argument("--verify-seconds", type=float, default=0,
                         help="> 0: a box for verification; what is not verified in it makes no record")
+    parser.add_argument("--tasks", type=Path, help="the synthesized tasks: read when the file exists (synthesis "
+                        "skipped), written after synthesis otherwise")
+    parser.add_argument("--synthesize-only", action="store_true", help="stop once --tasks is written")
+    parser.add_argument("--shard", default="0/1", help="I/N: verify every N-th task from the I-th (machines "
+                        "verifying one tasks file between them; train_flow_gpu.py reads the shards together)")
     args = parser.parse_args()
+    if args.synthesize_only and not args.tasks:
+        parser.error("--synthesize-only writes the tasks file: pass --tasks")
+    try:
+        shard, shards = (int(n) for n in args.shard.split("/"))
+    except ValueError:
+        parser.error(f"--shard {args.shard!r} is not I/N")
+    if not 0 <= shard < shards:
+        parser.error(f"--shard {args.shard!r}: I must be in 0..N-1")
+    if shards > 1 and not args.tasks:
+        parser.error("--shard splits a tasks file: pass --tasks")
     if not args.kernelbench:
         parser.error("KernelBench is what training must exclude: pass --kernelbench or set HIPFORGE_KERNELBENCH")
     started = time.monotonic()
@@ -72,13 +93,27 @@ def main() -> None:
     # records use the speedup over eager only: no torch.compile reference to build and time per task
     eval_config = EvalConfig(backend=args.backend, arch=arch, timed_trials=args.timed_trials or None,
                              time_compiled_ref=False)
-    pool = make_pool("local", eval_config, args.slots or None)
     config = CorpusConfig(args.preset, args.limit, args.seed, args.backend, args.workers, args.children,
                           args.corruptions, system=args.system,
                           policy=SplitPolicy(args.heldout_share, args.validation_share),
                           verify_seconds=args.verify_seconds)
+    synthesized = None
+    if args.tasks and args.tasks.exists():
+        synthesized = load_tasks(args.tasks)
+        log(f"{len(synthesized[0])} tasks read from {args.tasks.name}: synthesis skipped")
+    elif args.tasks:
+        synthesized = synthesize_tasks(config, guard, log)
+        save_tasks(args.tasks, *synthesized)
+        log(f"{len(synthesized[0])} tasks written to {args.tasks}")
+    if args.synthesize_only:
+        return
+    if synthesized and shards > 1:
+        tasks, stages = synthesized
+        synthesized = tasks[shard::shards], stages
+        log(f"shard {args.shard}: {len(synthesized[0])} of {len(tasks)} tasks")
+    pool = make_pool("local", eval_config, args.slots or None)
     try:
-        manifest = build_corpus(config, guard, pool, args.out, log)
+        manifest = build_corpus(config, guard, pool, args.out, log, synthesized)
     finally:
         pool.close()
     manifest["eval_config"] = {"backend": args.backend, "arch": arch, "slots": args.slots or "default"}

@@ -66,7 +66,7 @@ TINY = {"budget": 900, "sizes": "T1,T2", "vocab": 2048, "max_length": 512, "swee
 
 def arguments() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--corpus", type=Path, required=True)
+    p.add_argument("--corpus", type=Path, nargs="+", required=True, help="one or more (shards of one build)")
     p.add_argument("--kernelbench", type=Path, help="KernelBench JSON lines (level, problem_id, name, code)")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--results", type=Path, help="the rows' JSON (default OUT/training_h200.json)")
@@ -150,7 +150,7 @@ class Data:
 
 def prepare(args: argparse.Namespace) -> Data:
     """Records, the tokenizer (trained on the train split only), what fits, RL prompts and evaluation tasks."""
-    corpus = flow_data.load_corpus(args.corpus)
+    corpus = flow_data.load_corpora(args.corpus)
     train_all = corpus.splits["train"]
     tokenizer = train_tokenizer([m["content"] for r in train_all for m in r.prompt + r.completion], args.vocab,
                                 args.pretokenize)

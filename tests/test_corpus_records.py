@@ -16,7 +16,7 @@ from hipforge.agents.translate.translator import generate
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.tasks.library import library_task, load_library
 from hipforge.train.checkpoints import with_snapshot, write_metadata
-from hipforge.train.corpus import CorpusConfig, build_corpus
+from hipforge.train.corpus import CorpusConfig, build_corpus, load_tasks, save_tasks, synthesize_tasks
 from hipforge.train.corpus_kernels import (
     Attempt,
     CorpusTask,
@@ -143,6 +143,25 @@ def test_the_builder_writes_verified_records_per_split_and_a_manifest(tmp_path: 
     assert counts["records"]["multi_turn"] == len(multi) == kept
     assert any(k.endswith("/got correct") for k in counts["corruptions"])  # claimed incorrect, dropped
     assert set(manifest["seconds"]) >= {"synthesize", "split", "translate_evolve_verify", "corrupt_verify"}
+
+
+def test_tasks_synthesized_once_are_verified_from_their_file_and_bad_files_are_named(tmp_path: Path) -> None:
+    guard = KernelBenchGuard([(t.name, t.source) for t in load_library()[:3]])
+    config = CorpusConfig(limit=6, workers=2, children=0, corruptions=0, policy=SplitPolicy(heldout_share=0.3))
+    tasks, stages = synthesize_tasks(config, guard)
+    save_tasks(tmp_path / "tasks.json", tasks, stages)
+    loaded, loaded_stages = load_tasks(tmp_path / "tasks.json")
+    assert loaded == tasks and loaded_stages.counts["split_tasks"] == stages.counts["split_tasks"]
+    pool = FakePool(lambda src: _result(Verdict.CORRECT))
+    manifest = build_corpus(config, guard, pool, tmp_path / "out", synthesized=(loaded[1:], loaded_stages))
+    assert manifest["seconds"]["synthesize"] == stages.seconds["synthesize"]  # carried, not run again
+    assert manifest["seconds"]["total"] >= stages.seconds["synthesize"]
+    ids = {r.task_id for split, info in manifest["splits"].items() if info["records"]
+           for r in load_jsonl(tmp_path / "out" / f"{split}.jsonl")}
+    assert ids and ids <= {t.task_id for t in loaded[1:]}  # the task left out of the file's list made nothing
+    (tmp_path / "bad.json").write_text('{"tasks": [{"task_id": 1}]}')
+    with pytest.raises(ValueError, match="bad.json is not a tasks file"):
+        load_tasks(tmp_path / "bad.json")
 
 
 def test_a_limit_scales_the_corpus_preset_in_its_shares() -> None:

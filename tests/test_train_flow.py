@@ -56,6 +56,18 @@ def test_a_corpus_directory_and_an_exports_folder(tmp_path: Path) -> None:
         flow_data.load_corpus(tmp_path)
 
 
+def test_shards_of_one_build_are_read_as_one_corpus(tmp_path: Path) -> None:
+    rows = _records(6)
+    for shard, part in (("a", rows[:4]), ("b", rows[3:])):  # row 3 in both: verified twice, kept once
+        for split in flow_data.SPLITS:
+            _write(tmp_path / shard / f"{split}.jsonl", part if split == "train" else part[:1])
+        (tmp_path / shard / "manifest.json").write_text(json.dumps({"shard": shard}))
+    corpus = flow_data.load_corpora([tmp_path / "a", tmp_path / "b"])
+    assert [r.task_id for r in corpus.splits["train"]] == [r.task_id for r in rows]
+    assert [r.task_id for r in corpus.splits["heldout"]] == [rows[0].task_id, rows[3].task_id]
+    assert corpus.manifest == {"parts": [{"shard": "a"}, {"shard": "b"}]}
+
+
 def test_prompts_tasks_and_what_fits() -> None:
     from hipforge.train.tokenizer import train_tokenizer
 

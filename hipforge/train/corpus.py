@@ -104,6 +104,27 @@ def _tasks(config: CorpusConfig, guard: KernelBenchGuard, stages: Stages, log: L
     return tasks
 
 
+def save_tasks(path: Path, tasks: Sequence[CorpusTask], stages: Stages) -> None:
+    """The synthesized and split tasks with their stage counts, so that verification can run elsewhere."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"stages": asdict(stages), "tasks": [asdict(t) for t in tasks]}
+    path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+
+
+def load_tasks(path: Path) -> tuple[list[CorpusTask], Stages]:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        return [CorpusTask(**t) for t in payload["tasks"]], Stages(**payload["stages"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path} is not a tasks file written by save_tasks: {e}") from e
+
+
+def synthesize_tasks(config: CorpusConfig, guard: KernelBenchGuard, log: Log = lambda _: None
+                     ) -> tuple[list[CorpusTask], Stages]:
+    stages = Stages()
+    return _tasks(config, guard, stages, log), stages
+
+
 def _record(tk: TaskKernels, config: CorpusConfig, fix: Fix | None = None) -> Record:
     best = tk.best()
     assert best is not None  # only tasks with a verified kernel make records
@@ -150,10 +171,13 @@ def write(out: Path, by_split: dict[str, list[Record]], manifest: dict[str, Any]
 
 
 def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, out: Path,
-                 log: Log = lambda _: None) -> dict[str, Any]:
-    """Every stage, in order; returns the manifest it wrote to ``out``."""
-    stages, started_all = Stages(), time.monotonic()
-    tasks = _tasks(config, guard, stages, log)
+                 log: Log = lambda _: None, synthesized: tuple[list[CorpusTask], Stages] | None = None
+                 ) -> dict[str, Any]:
+    """Every stage, in order (synthesis skipped when ``synthesized`` is given); returns the manifest it wrote
+    to ``out``."""
+    started_all = time.monotonic()
+    tasks, stages = synthesized or synthesize_tasks(config, guard, log)
+    carried_s = sum(stages.seconds.values()) if synthesized else 0.0  # synthesis done in an earlier run
     started = time.monotonic()
     box = config.verify_seconds
     kernels_end, verify_end = (started + 0.8 * box, started + box) if box > 0 else (None, None)
@@ -177,7 +201,7 @@ def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, 
     stages.timed("corrupt_verify", started)
     stages.counts["corruptions"] = corruption_counts
     by_split = build_records(kernels, fixes, config, stages)
-    stages.seconds["total"] = round(time.monotonic() - started_all, 2)
+    stages.seconds["total"] = round(carried_s + time.monotonic() - started_all, 2)
     verify_s = stages.seconds["translate_evolve_verify"]
     stages.counts["evaluations_per_minute"] = round(60 * stages.counts["evaluations"] / max(verify_s, 1e-9), 1)
     manifest = {"config": {**asdict(config), "counts": config.counts()}, "kernelbench_problems": len(guard),

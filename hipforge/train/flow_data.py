@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hipforge.train.records import Messages, Record
+from hipforge.train.records import Messages, Record, dedupe
 
 SPLITS = ("train", "validation", "heldout")
 _TASK_START, _TASK_END = "Reference to translate:\n", "\n\nWrite ModelNew now."
@@ -82,6 +82,16 @@ def load_corpus(path: Path) -> Corpus:
         splits[hash_split(r.task_id)].append(r)
     return Corpus(splits, "exports", {"exports": str(found[-1])})
 
+
+
+def load_corpora(paths: Sequence[Path]) -> Corpus:
+    """Several corpora as one (shards of one build verified on different machines): splits concatenated and
+    deduplicated again; a record keeps the split its build gave it, so shards of one task file agree."""
+    parts = [load_corpus(p) for p in paths]
+    if len(parts) == 1:
+        return parts[0]
+    splits = {s: dedupe([r for c in parts for r in c.splits.get(s, [])])[0] for s in SPLITS}
+    return Corpus(splits, "+".join(sorted({c.origin for c in parts})), {"parts": [c.manifest for c in parts]})
 
 def task_source(record: Record) -> str:
     """The full-size task of a record: its own field, else read back out of its first user turn."""

@@ -41,6 +41,7 @@ from hipforge.train.corpus import (  # noqa: E402
     save_tasks,
     synthesize_tasks,
 )
+from hipforge.train.flow_data import spread  # noqa: E402
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy  # noqa: E402
 
 
@@ -66,6 +67,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=Path, help="the synthesized tasks: read when the file exists (synthesis "
                         "skipped), written after synthesis otherwise")
     parser.add_argument("--synthesize-only", action="store_true", help="stop once --tasks is written")
+    parser.add_argument("--evaluation-tasks", type=int, default=0, help="> 0: verify at most this many "
+                        "validation and this many held-out tasks (spread over each), so that a verification box "
+                        "spends itself on training tasks")
     parser.add_argument("--shard", default="0/1", help="I/N: verify every N-th task from the I-th (machines "
                         "verifying one tasks file between them; train_flow_gpu.py reads the shards together)")
     args = parser.parse_args()
@@ -107,10 +111,16 @@ def main() -> None:
         log(f"{len(synthesized[0])} tasks written to {args.tasks}")
     if args.synthesize_only:
         return
-    if synthesized and shards > 1:
+    if synthesized and (shards > 1 or args.evaluation_tasks > 0):
         tasks, stages = synthesized
-        synthesized = tasks[shard::shards], stages
-        log(f"shard {args.shard}: {len(synthesized[0])} of {len(tasks)} tasks")
+        mine = tasks[shard::shards]
+        if args.evaluation_tasks > 0:
+            # first: they are few, and a box that ends early must still leave some to evaluate on
+            mine = [t for split in ("validation", "heldout") for t in
+                    spread([t for t in mine if t.split == split], args.evaluation_tasks)] + \
+                   [t for t in mine if t.split == "train"]
+        synthesized = mine, stages
+        log(f"shard {args.shard}: {len(mine)} of {len(tasks)} tasks")
     pool = make_pool("local", eval_config, args.slots or None)
     try:
         manifest = build_corpus(config, guard, pool, args.out, log, synthesized)

@@ -16,7 +16,7 @@ BUILD=/tmp/corpus_build
 # synthesized elsewhere (build_corpus.py --synthesize-only --tasks) skips it, and SHARD I/N verifies part of it
 timeout $(( ${VERIFY%.*} + 150 )) python3 scripts/build_corpus.py --preset corpus --limit "$LIMIT" --backend cpu \
   --children 0 --corruptions 1 --timed-trials 2 --verify-seconds "$VERIFY" --kernelbench "$KB" --out "$BUILD" \
-  ${TASKS:+--tasks "$TASKS" --shard "$SHARD"} \
+  ${TASKS:+--tasks "$TASKS" --shard "$SHARD" --evaluation-tasks ${EVAL_TASKS:-60}} \
   2>&1 | grep -v "screened" | tail -40
 mkdir -p "$OUT/corpus"
 for split in train validation heldout; do gzip -c "$BUILD/$split.jsonl" > "$OUT/corpus/$split.jsonl.gz"; done

@@ -152,8 +152,11 @@ def test_tasks_synthesized_once_are_verified_from_their_file_and_bad_files_are_n
     save_tasks(tmp_path / "tasks.json", tasks, stages)
     loaded, loaded_stages = load_tasks(tmp_path / "tasks.json")
     assert loaded == tasks and loaded_stages.counts["split_tasks"] == stages.counts["split_tasks"]
-    pool = FakePool(lambda src: _result(Verdict.CORRECT))
+    pool = FakePool(lambda src: _result(Verdict.RUNTIME_ERROR if pool.seen == 1 else Verdict.CORRECT))
     manifest = build_corpus(config, guard, pool, tmp_path / "out", synthesized=(loaded[1:], loaded_stages))
+    failed = manifest["counts"]["failure_examples"]  # what a far-away box failed on, readable in its manifest
+    assert list(failed) == ["runtime_error"] and len(failed["runtime_error"]) == 1
+    assert failed["runtime_error"][0].endswith(" (translated): runtime_error on seed 0")
     assert manifest["seconds"]["synthesize"] == stages.seconds["synthesize"]  # carried, not run again
     assert manifest["seconds"]["total"] >= stages.seconds["synthesize"]
     ids = {r.task_id for split, info in manifest["splits"].items() if info["records"]

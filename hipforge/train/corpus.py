@@ -137,6 +137,16 @@ def _record(tk: TaskKernels, config: CorpusConfig, fix: Fix | None = None) -> Re
     return replace(record, task_source=t.source, eval_source=t.eval_source, group=t.group)
 
 
+def _failure_examples(kernels: Sequence[TaskKernels], per_verdict: int = 3) -> dict[str, list[str]]:
+    """A few messages of each failing verdict: what a box far from here failed on, readable in its manifest."""
+    examples: dict[str, list[str]] = {}
+    for tk, a in ((tk, a) for tk in kernels for a in tk.attempts if not a.correct):
+        said = examples.setdefault(a.result.verdict.value, [])
+        if len(said) < per_verdict:
+            said.append(f"{tk.task.name} ({a.how}): {a.result.message[:300]}")
+    return examples
+
+
 def _median(values: Sequence[float]) -> float | None:
     ordered = sorted(values)
     return round(ordered[len(ordered) // 2], 3) if ordered else None
@@ -194,6 +204,7 @@ def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, 
     stages.counts.update(kernels_per_mode={m: dict(c) for m, c in per_mode.items()}, candidate_verdicts=dict(
         verdicts), evaluations=sum(len(tk.attempts) for tk in kernels))
     stages.counts["evaluation_seconds_median"] = _median([a.result.seconds for tk in kernels for a in tk.attempts])
+    stages.counts["failure_examples"] = _failure_examples(kernels)
     started = time.monotonic()
     fixes, corruption_counts = corrupted_fixes(kernels, pool, config.corruptions, config.feedback_chars, log,
                                                verify_end)

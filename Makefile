@@ -21,6 +21,7 @@ test: setup
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
 
 ui: setup
+	mkdir -p warehouse/inbox  # the new_task_files sensor's folder
 	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
 
 lint: setup

@@ -51,6 +51,22 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
             fail(f"{path}: not a usable task ({e})")
         return source
 
+    def judged_source(path: Path, source: str, backend: str) -> tuple[str, str]:
+        """What the backend runs and how to say it: eval and translate judge one task the same way (on the
+        cpu backend at its smoke scale, where fiber emulation finishes; elsewhere at its own sizes)."""
+        if backend != "cpu":
+            return source, "the task's own sizes"
+        from hipforge.tasks import smoke_sources
+
+        return smoke_sources([(path.stem, source)])[path.stem], "the task's smoke scale (cpu backend)"
+
+    def said(cfg, scale: str, as_json: bool) -> None:  # noqa: ANN001
+        if as_json:
+            return
+        caveat = "; cpu-backend speedups are fiber-emulated rankings, not GPU times" if cfg.backend == "cpu" else ""
+        console.print(f"ran at {scale}: {len(cfg.seeds)} seeds, {cfg.timed_trials} timed trials{caveat}",
+                      highlight=False, markup=False)
+
     @app.command("eval")
     def eval_cmd(
         candidate: Annotated[Path, typer.Argument(help="KernelBench-format HIP candidate (defines ModelNew)")],
@@ -61,9 +77,11 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
         from hipforge.execution.evaluate import evaluate
 
         cfg = config(backend, arch, wavefront)
+        source, scale = judged_source(task, read_task(task), backend)
         with console.status(f"evaluating {candidate.name} on {backend} (build, {len(cfg.seeds)} seeds, timing)"):
-            result = evaluate(read(candidate, "candidate"), read_task(task), cfg)
+            result = evaluate(read(candidate, "candidate"), source, cfg)
         show(result, as_json)
+        said(cfg, scale, as_json)
         raise typer.Exit(0 if result.verdict.value == "correct" else 2)
 
     @app.command("translate")
@@ -80,11 +98,11 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
         from hipforge.agents.evolve import evolve as run_evolution
         from hipforge.agents.evolve import offline_generate
         from hipforge.execution.evaluate import evaluate
-        from hipforge.tasks import smoke_sources, task_id
+        from hipforge.tasks import task_id
 
         source = read_task(task)
         cfg = config(backend, arch, wavefront)
-        check_source = smoke_sources([(task.stem, source)])[task.stem] if backend == "cpu" else source
+        check_source, scale = judged_source(task, source, backend)
         agent_task = AgentTask(task_id(source), task.stem, source)
         budget = max(1, evolve + 1)
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as progress:
@@ -109,4 +127,5 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
             console.print(f"wrote {out} ({len(run.trials)} evaluated, params {chosen.params.to_dict()})",
                           highlight=False, markup=False)
         show(chosen.result, as_json)
+        said(cfg, scale, as_json)
         raise typer.Exit(0 if chosen.result.verdict.value == "correct" else 2)

@@ -7,7 +7,7 @@ import dagster as dg
 
 from hip_assets.tasks import inbox_tasks
 from hipforge.paths import default_inbox
-from hipforge.tasks.inbox import new_files, scan_inbox
+from hipforge.tasks.inbox import ignored_files, new_files, scan_inbox
 
 
 @dg.sensor(target=inbox_tasks, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
@@ -17,8 +17,14 @@ def new_task_files(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.
     seen = json.loads(context.cursor) if context.cursor else {}
     current = scan_inbox(folder)
     fresh = new_files(current, seen)
+    ignored = ignored_files(folder)
+    note = f"; ignored (only *.py files are tasks): {', '.join(ignored[:5])}" if ignored else ""
+    if ignored:
+        context.log.warning(f"inbox {folder}: {note[2:]}")
+    if not folder.is_dir():
+        return dg.SkipReason(f"no inbox folder {folder}: create it (or set HIPFORGE_INBOX) and drop task files in")
     if not fresh:
-        return dg.SkipReason(f"no new task files in {folder}")
+        return dg.SkipReason(f"no new task files in {folder}{note}")
     batch_key = "-".join(current[name] for name in fresh)
     config = {"folder": str(Path(folder)), "files": fresh}
     return dg.SensorResult(

@@ -23,11 +23,15 @@ def _tick(cursor: str | None) -> dg.SensorResult | dg.SkipReason:
     return new_task_files(dg.build_sensor_context(cursor=cursor))
 
 
-def test_new_task_sensor_skips_when_nothing_is_new(inbox: Path) -> None:
-    assert isinstance(_tick(None), dg.SkipReason)  # folder missing
+def test_new_task_sensor_skips_when_nothing_is_new_and_names_what_it_ignores(inbox: Path) -> None:
+    missing = _tick(None)
+    assert isinstance(missing, dg.SkipReason) and "create it" in (missing.skip_message or "")
     inbox.mkdir()
     (inbox / "notes.txt").write_text("not a task")
-    assert isinstance(_tick(None), dg.SkipReason)
+    (inbox / ".hidden").write_text("")
+    skipped = _tick(None)
+    assert isinstance(skipped, dg.SkipReason)
+    assert (skipped.skip_message or "").endswith("ignored (only *.py files are tasks): notes.txt")
 
 
 def test_new_task_sensor_requests_one_run_per_new_batch(inbox: Path) -> None:

@@ -15,6 +15,14 @@ def scan_inbox(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()[:16] for p in sorted(folder.glob("*.py"))}
 
 
+def ignored_files(folder: Path) -> list[str]:
+    """Files in the folder that are not tasks (only *.py files are): named back to the user, not dropped
+    silently."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and p.suffix != ".py" and not p.name.startswith("."))
+
+
 def new_files(current: dict[str, str], seen: dict[str, str]) -> list[str]:
     """Files that are new or whose content changed since the `seen` snapshot."""
     return [name for name, digest in current.items() if seen.get(name) != digest]

@@ -13,12 +13,11 @@ from hipforge.agents.llm import make_judge
 from hipforge.bench.plots import markdown_image, new_figure, to_png
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
 from hipforge.store import Warehouse
+from hipforge.store.audit import latest_deceptive, store_cases
 from resources.executor import ExecutorResource
 from resources.warehouse import WarehouseResource
 
 GROUP = "audit"
-_COLUMNS = ("run_id", "case_name", "category", "origin", "expected_check", "backend", "gate_verdict", "gate_check",
-            "gate_passed", "gate_message", "judge", "judge_score", "judge_passed", "judge_reasons")
 
 
 class AuditConfig(dg.Config):
@@ -32,12 +31,9 @@ class AuditConfig(dg.Config):
 
 def store_report(warehouse: Warehouse, report: AuditReport, run_id: str, backend: str, judge: str) -> int:
     """One audit_cases row per case, stamped with the run (a re-run of the same run replaces its rows)."""
-    rows = [(run_id, r.case, r.category, r.origin, r.expected_check, backend, r.gate_verdict, r.gate_check,
-             r.gate_passed, r.gate_message, judge, r.judge_score, r.judge_passed, r.judge_reasons) for r in report.rows]
-    with warehouse.transaction() as con:
-        con.execute("DELETE FROM audit_cases WHERE run_id = ?", [run_id])
-        con.executemany(f"INSERT INTO audit_cases ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})",
-                        rows)
+    rows = [(r.case, r.category, r.origin, r.expected_check, backend, r.gate_verdict, r.gate_check, r.gate_passed,
+             r.gate_message, judge, r.judge_score, r.judge_passed, r.judge_reasons) for r in report.rows]
+    store_cases(warehouse, run_id, rows)
     return len(rows)
 
 
@@ -99,15 +95,9 @@ def verifier_audit(context: dg.AssetExecutionContext, config: AuditConfig, wareh
 @dg.asset_check(asset=verifier_audit, name="gate_rejects_every_deceptive_case", blocking=True, pool="duckdb")
 def gate_rejects_deceptive(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     """Fails when the latest audit saw the deterministic gate pass a deceptive kernel as correct."""
-    with warehouse.get().connect() as con:
-        latest = con.execute("SELECT run_id FROM audit_cases ORDER BY created_at DESC LIMIT 1").fetchone()
-        slipped = con.execute(
-            "SELECT case_name, expected_check FROM audit_cases WHERE run_id = ? AND category = 'deceptive' "
-            "AND gate_passed ORDER BY case_name", [latest[0] if latest else None]).fetchall()
-        deceptive = con.execute("SELECT count(*) FROM audit_cases WHERE run_id = ? AND category = 'deceptive'",
-                                [latest[0] if latest else None]).fetchone()[0]
+    run_id, slipped, deceptive = latest_deceptive(warehouse.get())
     return dg.AssetCheckResult(
-        passed=bool(latest) and not slipped,
-        metadata={"run_id": latest[0] if latest else "none", "deceptive_cases": deceptive,
+        passed=run_id is not None and not slipped,
+        metadata={"run_id": run_id if run_id is not None else "none", "deceptive_cases": deceptive,
                   "passed_by_gate": dg.MetadataValue.json({name: check for name, check in slipped})},
     )

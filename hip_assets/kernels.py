@@ -6,14 +6,15 @@ from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.lessons import latest_lessons
-from hipforge.agents.pipeline import StageSummary, StoredTask, accepted_tasks, evaluator, task_names
+from hipforge.agents.pipeline import StageSummary, StoredTask, accepted_tasks, evaluator
 from hipforge.agents.reuse import ReusingExecutor
 from hipforge.agents.stages import run_evolution, run_translation
 from hipforge.bench.plots import markdown_image, speedup_bars
 from hipforge.execution.protocol import protocol_key
-from hipforge.llm import call_summary
 from hipforge.store import Warehouse
+from hipforge.store.calls import call_summary
+from hipforge.store.lessons import latest_lessons
+from hipforge.store.tasks import task_names
 from resources.executor import ExecutorResource
 from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource

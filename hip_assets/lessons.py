@@ -1,17 +1,19 @@
 """The summarizer as an asset: the warehouse's failure logs (failed evaluations' compile logs and verdict
 messages, plausibility rejections) -> lessons in DuckDB and as markdown. The LLM translator and the RL
-prompts read the newest through hipforge.agents.lessons.latest_lessons."""
+prompts read the newest through hipforge.store.lessons.latest_lessons."""
 
 from collections import Counter
+from dataclasses import asdict
 
 import dagster as dg
 from pydantic import Field
 
 from hip_assets.kernels import evolved_kernels, llm_metadata, translated_kernels
 from hip_assets.run_links import run_metadata
-from hipforge.agents.lessons import pipeline_failures, store_lessons
+from hipforge.agents.lessons import pipeline_failures
 from hipforge.agents.summarizer import Lesson, summarize
 from hipforge.bench.plots import markdown_image, new_figure, to_png
+from hipforge.store.lessons import store_lessons
 from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource
 
@@ -46,7 +48,7 @@ def lessons(context: dg.AssetExecutionContext, config: LessonsConfig, warehouse:
     context.log.info(f"summarizing {len(failures)} failures in {len(clusters)} clusters with {summarizer.name}")
     with log.batch():
         text = summarizer.lessons(failures)
-    store_lessons(store, text, summarizer.name, len(failures), clusters, run_id)
+    store_lessons(store, text, summarizer.name, len(failures), [asdict(c) for c in clusters], run_id)
     rows = "\n".join(f"| {c.count} | {c.verdict} | {c.title} |" for c in clusters)
     table = "| failures | verdict | lesson |\n|---|---|---|\n" + rows if rows else "none"
     metadata = {

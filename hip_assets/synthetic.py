@@ -10,6 +10,7 @@ from hip_assets.tasks import kernelbench_tasks, reference_tasks
 from hipforge.bench.plots import markdown_image
 from hipforge.llm import CallLog, LLMClient, ResponseCache, default_cache_dir, make_provider
 from hipforge.store import Warehouse
+from hipforge.store.tasks import accepted_sources
 from hipforge.tasks.synth import (
     DEFAULT_THRESHOLD,
     MODES,
@@ -125,10 +126,7 @@ def synthetic_tasks_distinct(
     event = context.instance.get_latest_materialization_event(synthetic_tasks.key)
     used = event.asset_materialization.metadata.get("near_duplicate_threshold") if event else None
     threshold = float(used.value) if used is not None else DEFAULT_THRESHOLD
-    with warehouse.get().connect() as con:
-        items = con.execute(
-            "SELECT name, source FROM tasks WHERE origin = 'synthetic' AND status = 'accepted' ORDER BY name"
-        ).fetchall()
+    items = accepted_sources(warehouse.get(), ["synthetic"])
     pairs = near_duplicate_pairs(items, threshold)
     table = "\n".join(f"| {a} | {b} | {score:.3f} |" for a, b, score in pairs[:20])
     return dg.AssetCheckResult(

@@ -9,6 +9,7 @@ from pydantic import Field
 from hip_assets.run_links import run_metadata
 from hipforge.bench.kernelbench import load_kernelbench
 from hipforge.paths import default_inbox
+from hipforge.store.tasks import origin_verdicts
 from hipforge.tasks.inbox import inbox_candidates, scan_inbox
 from hipforge.tasks.ingest import IngestSummary, TaskCandidate, ingest_tasks
 from hipforge.tasks.library import load_library
@@ -117,14 +118,7 @@ def inbox_tasks(
 def _rejected_check(asset: dg.AssetsDefinition, origin: str, blocking: bool) -> dg.AssetChecksDefinition:
     @dg.asset_check(asset=asset, name=f"{origin}_tasks_accepted", blocking=blocking, pool="duckdb")
     def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        with warehouse.get().connect() as con:
-            rejected = con.execute(
-                "SELECT name, reject_code || ': ' || reject_reason FROM tasks "
-                "WHERE origin = ? AND status = 'rejected' ORDER BY name", [origin]
-            ).fetchall()
-            accepted = con.execute(
-                "SELECT count(*) FROM tasks WHERE origin = ? AND status = 'accepted'", [origin]
-            ).fetchone()[0]
+        rejected, accepted = origin_verdicts(warehouse.get(), origin)
         return dg.AssetCheckResult(
             passed=not rejected,
             severity=dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN,

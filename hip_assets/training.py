@@ -14,6 +14,8 @@ from hip_assets.run_links import run_metadata
 from hipforge.bench.plots import markdown_image
 from hipforge.execution.verdict import Verdict
 from hipforge.store import Warehouse
+from hipforge.store.checkpoints import latest_checkpoint
+from hipforge.store.records import latest_snapshot, snapshot_record_ids
 from hipforge.train import base_model as models
 from hipforge.train import checkpoints, records, store
 from hipforge.train.config import preset
@@ -143,13 +145,13 @@ def _base_path(context: dg.AssetExecutionContext) -> str:
 
 def _finish(context: dg.AssetExecutionContext, warehouse: Warehouse, stage: str, base: str, kind: str, out: Path,
             metrics: dict[str, Any], curves: dict[str, Any], preset_name: str) -> dg.MaterializeResult:
-    snapshot, _ = store.latest_snapshot(warehouse, kind)
+    snapshot, _ = latest_snapshot(warehouse, kind)
     # the preset goes with them: a report of an embedded checkpoint says its scores are the embedded preset's
     hyper = {"preset": preset_name, **metrics.pop("hyperparameters")}
     row = {"checkpoint_id": out.name, "stage": stage, "base_model": base, "path": str(out),
            "data_snapshot": snapshot, "hyperparameters": hyper, "metrics": metrics}
     checkpoints.write_metadata(out, {**row, "run_id": context.run.run_id})
-    store.store_checkpoint(warehouse, row, store.snapshot_record_ids(warehouse, snapshot), context.run.run_id)
+    store.store_checkpoint(warehouse, row, snapshot_record_ids(warehouse, snapshot), context.run.run_id)
     metadata: dict[str, Any] = {"checkpoint_id": dg.MetadataValue.text(out.name), "path": dg.MetadataValue.path(
         str(out)), "base_model": dg.MetadataValue.text(base), "data_snapshot": dg.MetadataValue.text(snapshot),
         "hyperparameters": dg.MetadataValue.json(hyper),
@@ -169,7 +171,7 @@ def sft_checkpoint(context: dg.AssetExecutionContext, config: SFTRunConfig,
 
     hyper = preset(config.preset, "sft", _overrides(config))
     base, store_ = _base_path(context), warehouse.get()
-    snapshot, export_path = store.latest_snapshot(store_, "sft")
+    snapshot, export_path = latest_snapshot(store_, "sft")
     out = _dirs(store_)[1] / checkpoints.checkpoint_id("sft", base, snapshot, vars(hyper), context.run.run_id)
     metrics = train_sft(base, records.load_jsonl(Path(export_path)), out, hyper, _reporter(context, "sft"))
     return _finish(context, store_, "sft", base, "sft", out, metrics, {"loss": metrics["loss"]}, config.preset)
@@ -184,8 +186,8 @@ def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPORunConfig, ware
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL; we know
     hyper = preset(config.preset, "grpo", _overrides(config))
     store_ = warehouse.get()
-    base = store.latest_checkpoint(store_, "sft")["path"]
-    snapshot, export_path = store.latest_snapshot(store_, "rl")
+    base = latest_checkpoint(store_, "sft")["path"]
+    snapshot, export_path = latest_snapshot(store_, "rl")
     out = _dirs(store_)[1] / checkpoints.checkpoint_id("rl", base, snapshot, vars(hyper), context.run.run_id)
     rule = RewardRule(cap=hyper.reward_cap, correct_bonus=hyper.correct_bonus, coverage_weight=hyper.coverage_weight)
     recorder = store.ArchiveRecorder(store_, context.run.run_id, model=out.name)

@@ -16,7 +16,8 @@ from rich.table import Table
 
 from hipforge.paths import REPO_ROOT, default_warehouse_path
 from hipforge.store import Warehouse
-from hipforge.store.lineage import lineage, render_text, to_json
+from hipforge.store.lineage import chained_node, lineage, render_text, to_json
+from hipforge.store.tasks import status_counts, task_listing
 from hipforge.store.warehouse import FINDABLE
 
 app = typer.Typer(help="hipforge: teach language models to write fast HIP kernels.", no_args_is_help=True)
@@ -53,14 +54,7 @@ def demo(
         _fail("materialization failed; the Dagster log above names the step")
     cli_report.demo_reports(env, console, _fail)
     warehouse = _warehouse(None)
-    with warehouse.connect(read_only=True) as con:
-        counts = con.execute(
-            "SELECT origin, status, count(*) FROM tasks GROUP BY ALL ORDER BY ALL"
-        ).fetchall()
-        chain = con.execute(
-            "SELECT child_id FROM lineage_edges e WHERE EXISTS "
-            "(SELECT 1 FROM lineage_edges p WHERE p.child_id = e.parent_id) LIMIT 1"
-        ).fetchone()
+    counts, chain = status_counts(warehouse), chained_node(warehouse)
     table = Table("origin", "status", "tasks", title=f"warehouse {warehouse.path}")
     for origin, status, n in counts:
         table.add_row(origin, status, str(n))
@@ -70,8 +64,8 @@ def demo(
     console.print("  .venv/bin/hipforge tasks     every stored task, accepted or rejected with the reason")
     console.print("  .venv/bin/hipforge report    KernelBench scores per model and level beside the seed's")
     if chain:
-        console.print(f"  .venv/bin/hipforge lineage {chain[0]}   a real lineage chain")
-        console.print(f"  .venv/bin/hipforge show {chain[0]}      one row, with its Dagster run")
+        console.print(f"  .venv/bin/hipforge lineage {chain}   a real lineage chain")
+        console.print(f"  .venv/bin/hipforge show {chain}      one row, with its Dagster run")
 
 
 @app.command("lineage")
@@ -127,13 +121,7 @@ def tasks(
 ) -> None:
     """List stored tasks with their status and, for rejected ones, the reason."""
     try:
-        with _warehouse(warehouse).connect(read_only=True) as con:
-            rows = con.execute(
-                "SELECT task_id, name, origin, status, coalesce(reject_code || ': ' || reject_reason, '') "
-                "FROM tasks WHERE (? IS NULL OR origin = ?) AND (? IS NULL OR status = ?) ORDER BY origin, name",
-                [origin, origin, status, status],
-            ).fetchall()
-            origins = [r[0] for r in con.execute("SELECT DISTINCT origin FROM tasks ORDER BY 1").fetchall()]
+        rows, origins = task_listing(_warehouse(warehouse), origin, status)
     except FileNotFoundError as err:
         _fail(str(err))
     if not rows and origin and origin not in origins:  # say why nothing matched

@@ -16,9 +16,10 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 
-from hipforge.bench.models import OFFLINE, checkpoint_key, has_table
+from hipforge.bench.models import OFFLINE, checkpoint_key
 from hipforge.paths import REPO_ROOT, default_warehouse_path
 from hipforge.store import Warehouse
+from hipforge.store.checkpoints import newest_per_stage
 
 # What `make demo` reports on the reference library: a few tasks per level keep the CPU run in minutes.
 DEMO_CONFIG = {"levels": [1, 2, 3], "limit_per_level": 2, "max_output_tokens": 256}
@@ -51,8 +52,9 @@ def _run(console: Console, store: Warehouse, model: str, source: str, levels: li
 
     from hipforge.bench.models import make_translator, resolve_model
     from hipforge.bench.report import LocalExecutor, load_report_tasks, report_config, run_report
-    from hipforge.bench.report_store import previous_levels, record_report
+    from hipforge.bench.report_store import record_report
     from hipforge.execution.config import EvalConfig
+    from hipforge.store.reports import previous_levels
 
     spec = resolve_model(model, store, base_model)
     task_set, tasks = load_report_tasks(source, levels, limit, backend, only)
@@ -93,8 +95,8 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         warehouse: Annotated[Path | None, typer.Option(help="DuckDB file")] = None,
     ) -> None:
         """KernelBench scores per level at fp32 1e-4 and 1e-2, beside the seed's table (DESIGN.md §1)."""
-        from hipforge.bench.report_store import latest_levels
         from hipforge.llm import LLMConfigError
+        from hipforge.store.reports import latest_levels
 
         store = Warehouse(warehouse or default_warehouse_path())
         try:
@@ -118,12 +120,7 @@ def demo_reports(env: dict[str, str], console: Console, fail: Callable[[str], No
     import dagster as dg
 
     store = Warehouse(default_warehouse_path())
-    keys = [OFFLINE]
-    with store.connect(read_only=True) as con:
-        if has_table(con, "checkpoints"):
-            keys += [checkpoint_key(row[0]) for row in
-                     con.execute("SELECT checkpoint_id FROM checkpoints QUALIFY row_number() OVER "  # newest per stage
-                                 "(PARTITION BY stage ORDER BY created_at DESC) = 1 ORDER BY created_at").fetchall()]
+    keys = [OFFLINE] + [checkpoint_key(cid) for cid in newest_per_stage(store)]  # the newest of each stage
     with contextlib.chdir(REPO_ROOT):  # where the Dagster CLI runs: dagster.yaml's storage paths are relative
         instance = dg.DagsterInstance.from_config(env["DAGSTER_HOME"])
         try:
@@ -137,7 +134,8 @@ def demo_reports(env: dict[str, str], console: Console, fail: Callable[[str], No
                    "--partition", key, "--config-json", config, "-m", "hip_assets.definitions"]
         if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
             fail(f"the report of {key} failed; the Dagster log above names the step")
-    from hipforge.bench.report_store import checkpoint_preset, latest_levels
+    from hipforge.bench.report_store import checkpoint_preset
+    from hipforge.store.reports import latest_levels
 
     for key in keys:
         for name, rows in latest_levels(store, key).items():

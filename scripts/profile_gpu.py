@@ -61,12 +61,11 @@ def export_archive(path: Path, limit: int) -> None:
     from hipforge.agents.archive import KernelArchive  # DuckDB: only here, never on the GPU machine
     from hipforge.paths import default_warehouse_path
     from hipforge.store import Warehouse
+    from hipforge.store.tasks import task_descriptions
 
     warehouse = Warehouse(default_warehouse_path())
     best = sorted(KernelArchive(warehouse).per_task_best(), key=lambda r: -(r["speedup_eager"] or 0.0))[:limit]
-    with warehouse.connect(read_only=True) as con:
-        found = con.execute("SELECT task_id, name, level, category, source FROM tasks").fetchall()
-    tasks = {r[0]: r[1:] for r in found}
+    tasks = task_descriptions(warehouse)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as f:
         for row in best:

@@ -5,7 +5,8 @@ import json
 import dagster as dg
 
 from hip_assets.report import kernelbench_report, models_partitions
-from hipforge.bench.models import checkpoint_key, has_table
+from hipforge.bench.models import checkpoint_key
+from hipforge.store.checkpoints import checkpoint_ids
 from resources.warehouse import WarehouseResource
 
 
@@ -16,11 +17,9 @@ def new_checkpoints(context: dg.SensorEvaluationContext,
     store = warehouse.get()
     if not store.path.exists():
         return dg.SkipReason(f"no warehouse at {store.path} yet")
-    with store.connect(read_only=True) as con:
-        if not has_table(con, "checkpoints"):
-            return dg.SkipReason("the warehouse has no checkpoints table yet: no model has been trained")
-        ids = [row[0] for row in con.execute("SELECT checkpoint_id FROM checkpoints ORDER BY created_at, checkpoint_id")
-               .fetchall()]
+    ids = checkpoint_ids(store)
+    if ids is None:
+        return dg.SkipReason("the warehouse has no checkpoints table yet: no model has been trained")
     seen = set(json.loads(context.cursor)) if context.cursor else set()
     # a checkpoint whose report is already materialized (by the demo, or by hand) is seen, not redone: a
     # first tick after `make demo` would otherwise rerun its reports on every task

@@ -21,11 +21,11 @@ from hipforge.bench.report import (
     strict_result,
     task_row,
 )
-from hipforge.bench.report_store import latest_levels, previous_levels, save_report
 from hipforge.bench.report_tables import comparison_markdown, levels_markdown, seed_markdown
 from hipforge.bench.reverify import reverify_best
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.llm import LLMConfigError
+from hipforge.store.reports import latest_levels, previous_levels, save_report
 
 
 def timing(ms: float) -> Timing:

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from hipforge.bench.models import OFFLINE
 from hipforge.bench.report import level_rows
-from hipforge.bench.report_store import save_report
 from hipforge.cli import app
 from hipforge.store import Warehouse
+from hipforge.store.reports import save_report
 from tests.webserver import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, dagster_webserver
 
 pytestmark = pytest.mark.browser

@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 
 from hipforge.cli import app
 from hipforge.store import Warehouse
+from hipforge.store.checkpoints import latest_checkpoint
 from hipforge.store.lineage import lineage
+from hipforge.store.records import latest_snapshot, snapshot_record_ids
 from hipforge.tasks.library import library_task
 from hipforge.train import store
 from hipforge.train.records import export, load_jsonl, rl_record, sft_record, snapshot_id
@@ -62,17 +64,17 @@ def test_records_and_checkpoints_carry_lineage(warehouse: Warehouse) -> None:
     rl = rl_record("t1", "a", TASK, TASK, "")
     snapshot = snapshot_id([sft, rl])
     store.store_records(warehouse, [sft, rl], snapshot, "exports/x.jsonl", "run-1")
-    assert store.latest_snapshot(warehouse, "sft") == (snapshot, "exports/x.jsonl")
+    assert latest_snapshot(warehouse, "sft") == (snapshot, "exports/x.jsonl")
     row = {"checkpoint_id": "sft-abc", "stage": "sft", "base_model": "tiny", "path": "ckpt", "data_snapshot": snapshot,
            "hyperparameters": {"lr": 0.1}, "metrics": {"loss": [[1, 2.0]]}}
-    store.store_checkpoint(warehouse, row, store.snapshot_record_ids(warehouse, snapshot), "run-1")
-    stored = store.latest_checkpoint(warehouse, "sft")
+    store.store_checkpoint(warehouse, row, snapshot_record_ids(warehouse, snapshot), "run-1")
+    stored = latest_checkpoint(warehouse, "sft")
     assert json.loads(stored["hyperparameters"]) == {"lr": 0.1} and stored["run_id"] == "run-1"
     down = lineage(warehouse, "k1", "descendants")  # kernel -> record -> checkpoint
     assert [(c.relation, c.id) for c in down.children] == [("recorded_as", sft.record_id)]
     assert [(c.relation, c.id) for c in down.children[0].children] == [("trained_into", "sft-abc")]
     with pytest.raises(LookupError, match="rl_checkpoint"):
-        store.latest_checkpoint(warehouse, "rl")
+        latest_checkpoint(warehouse, "rl")
     # every id lineage prints can be looked up again, from the CLI too
     runner = CliRunner()
     shown = runner.invoke(app, ["show", "sft-a", "--warehouse", str(warehouse.path)])

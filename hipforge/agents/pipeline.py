@@ -17,6 +17,7 @@ from hipforge.agents.llm.translator import EvaluateFn
 from hipforge.agents.translate.params import GenParams
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
+from hipforge.store.tasks import accepted_task_rows
 
 Progress = Callable[[int, int, str], None]
 
@@ -62,12 +63,7 @@ class StageSummary:
 
 
 def accepted_tasks(warehouse: Warehouse, origins: list[str], limit: int = 0) -> list[StoredTask]:
-    with warehouse.connect() as con:
-        rows = con.execute(
-            "SELECT task_id, name, source, smoke_source, origin || CASE WHEN origin = 'synthetic' "
-            "THEN '/' || category ELSE '' END FROM tasks WHERE status = 'accepted' "
-            "AND list_contains(?, origin) ORDER BY origin, name", [origins]).fetchall()
-    tasks = [StoredTask(*row) for row in rows]
+    tasks = [StoredTask(*row) for row in accepted_task_rows(warehouse, origins)]
     return tasks[:limit] if limit > 0 else tasks
 
 
@@ -79,11 +75,6 @@ def evaluator(tasks: list[StoredTask], executor: Executor) -> EvaluateFn:
         return executor.evaluate(source, by_id[task.task_id].eval_source(executor.backend))
 
     return evaluate_fn
-
-
-def task_names(warehouse: Warehouse) -> dict[str, str]:
-    with warehouse.connect() as con:
-        return dict(con.execute("SELECT task_id, name FROM tasks").fetchall())
 
 
 def translate_tasks(tasks: list[StoredTask], translator: Translator, executor: Executor, archive: KernelArchive,

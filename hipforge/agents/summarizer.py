@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hipforge.store import Warehouse
+from hipforge.store.evaluations import failed_evaluations
 
-FAILED = ("compile_error", "runtime_error", "incorrect", "hacked", "timeout")
 # (key, verdicts it applies to or None for any, pattern over the key line and message, title, advice)
 PATTERNS: list[tuple[str, tuple[str, ...] | None, str, str, str]] = [
     ("markdown", None, r"```|markdown|prose outside", "Stray markdown fences or prose",
@@ -99,14 +99,8 @@ def failures_from_warehouse(
     warehouse: Warehouse, task_id: str | None = None, limit: int | None = None
 ) -> list[Failure]:
     """The failed evaluations, newest first, optionally of one task."""
-    if not warehouse.path.exists():
-        return []
-    sql = f"SELECT verdict, message, hack_check, detail FROM evaluations WHERE verdict IN {FAILED}"
-    sql += " AND task_id = ?" if task_id else ""
-    sql += " ORDER BY created_at DESC" + (f" LIMIT {int(limit)}" if limit else "")
-    with warehouse.connect(read_only=True) as con:
-        return [as_failure({"verdict": v, "message": m, "hack_check": h, "detail": d})
-                for v, m, h, d in con.execute(sql, [task_id] if task_id else []).fetchall()]
+    return [as_failure({"verdict": v, "message": m, "hack_check": h, "detail": d})
+            for v, m, h, d in failed_evaluations(warehouse, task_id, limit)]
 
 
 def as_failure(item: Failure | Mapping[str, Any]) -> Failure:

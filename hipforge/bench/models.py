@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hipforge.agents.base import Translator
 from hipforge.agents.llm.factory import DEFAULT_MODEL
@@ -71,19 +71,15 @@ def resolve_model(key: str, warehouse: Warehouse | None = None, base_model: str 
 
 
 def checkpoint_path(warehouse: Warehouse, checkpoint_id: str) -> str:
-    with warehouse.connect(read_only=True) as con:
-        if not has_table(con, "checkpoints"):
-            raise LLMConfigError("the warehouse has no checkpoints table yet: train a model first")
-        row = con.execute("SELECT path FROM checkpoints WHERE checkpoint_id = ?", [checkpoint_id]).fetchone()
-    if not row:
+    from hipforge.store import checkpoints  # imported here: the GPU script imports this module without duckdb
+
+    try:
+        path = checkpoints.checkpoint_path(warehouse, checkpoint_id)
+    except LookupError:
+        raise LLMConfigError("the warehouse has no checkpoints table yet: train a model first") from None
+    if path is None:
         raise LLMConfigError(f"no checkpoint {checkpoint_id!r} in the warehouse's checkpoints table")
-    return str(row[0])
-
-
-def has_table(con: Any, name: str) -> bool:
-    """Whether a table exists yet (another stage's migration may not have been written)."""
-    sql = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
-    return bool(con.execute(sql, [name]).fetchone()[0])
+    return path
 
 
 class TokenCap:

@@ -13,6 +13,8 @@ from hipforge.agents.archive import KernelArchive
 from hipforge.agents.pipeline import Executor
 from hipforge.execution.record import evaluation_row
 from hipforge.store import Warehouse
+from hipforge.store.evaluations import store_reverifications
+from hipforge.store.tasks import task_sources
 
 Row = dict[str, Any]
 
@@ -20,9 +22,7 @@ Row = dict[str, Any]
 def reverify_best(warehouse: Warehouse, executor: Executor, run_id: str, limit: int = 0) -> tuple[list[Row], int]:
     """(one row per re-verified kernel, how many best kernels had no stored task source to run)."""
     best = KernelArchive(warehouse).per_task_best(backend=executor.backend)
-    with warehouse.connect() as con:
-        sources = {tid: (src, smoke) for tid, src, smoke in
-                   con.execute("SELECT task_id, source, smoke_source FROM tasks").fetchall()}
+    sources = task_sources(warehouse)
     runnable = [b for b in best if b["task_id"] in sources]
     skipped = len(best) - len(runnable)
     runnable = runnable[:limit] if limit > 0 else runnable
@@ -43,12 +43,5 @@ def reverify_best(warehouse: Warehouse, executor: Executor, run_id: str, limit: 
                      "verdict": result.verdict.value, "changed": result.verdict.value != old["verdict"],
                      "backend": executor.backend})
     rows.sort(key=lambda r: r["task_id"])
-    with warehouse.transaction() as con:
-        warehouse.insert("evaluations", evaluations, run_id, con=con)
-        warehouse.insert("lineage_edges", edges, run_id, con=con)
-        con.execute("DELETE FROM reverifications WHERE run_id = ?", [run_id])
-        if rows:
-            names = [*rows[0], "run_id"]
-            con.executemany(f"INSERT INTO reverifications ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
-                            [[*r.values(), run_id] for r in rows])
+    store_reverifications(warehouse, evaluations, edges, rows, run_id)
     return rows, skipped

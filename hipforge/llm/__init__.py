@@ -7,7 +7,7 @@ Nothing heavy is imported here: google-genai, httpx, transformers and torch load
 
 from hipforge.llm.base import RetryPolicy, TokenBucket
 from hipforge.llm.cache import CacheMode, ResponseCache, cache_key, default_cache_dir
-from hipforge.llm.calllog import CallLog, call_summary
+from hipforge.llm.calllog import CallLog
 from hipforge.llm.client import LLMClient, acomplete_many, complete_many
 from hipforge.llm.cost import DEFAULT_PRICES, cost_usd
 from hipforge.llm.errors import (
@@ -49,7 +49,6 @@ __all__ = [
     "TransformersProvider",
     "TransientLLMError",
     "acomplete_many",
-    "call_summary",
     "cache_key",
     "complete_many",
     "cost_usd",

@@ -1,12 +1,15 @@
-"""Stored evaluations looked up by content: what a re-run may reuse instead of evaluating again."""
+"""Stored evaluations: looked up by content (what a re-run may reuse instead of evaluating again), the failed
+ones the summarizer learns from, and re-verifications of the archive's best kernels."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hipforge.store.warehouse import Warehouse
 
+FAILED = ("compile_error", "runtime_error", "incorrect", "hacked", "timeout")
 # verdicts that say more about the machine than the kernel are never reused
 _NOT_REUSED = ("timeout",)
 
@@ -26,3 +29,30 @@ def stored_verdicts(warehouse: Warehouse, pairs: list[tuple[str, str]], protocol
             "AND coalesce(json_extract_string(detail, '$.phase'), '') <> 'pool' ORDER BY created_at",
             [[k for k, _ in pairs], [t for _, t in pairs], protocol, list(_NOT_REUSED)]).fetchall()
     return {(k, t): (eid, json.loads(detail)) for k, t, eid, detail in rows}  # the latest wins
+
+
+def failed_evaluations(warehouse: Warehouse, task_id: str | None = None,
+                       limit: int | None = None) -> list[tuple[str, str | None, str | None, str]]:
+    """(verdict, message, hack_check, detail JSON) of the failed evaluations, newest first, optionally of one
+    task; none before the warehouse exists."""
+    if not warehouse.path.exists():
+        return []
+    sql = f"SELECT verdict, message, hack_check, detail FROM evaluations WHERE verdict IN {FAILED}"
+    sql += " AND task_id = ?" if task_id else ""
+    sql += " ORDER BY created_at DESC" + (f" LIMIT {int(limit)}" if limit else "")
+    with warehouse.connect(read_only=True) as con:
+        return con.execute(sql, [task_id] if task_id else []).fetchall()
+
+
+def store_reverifications(warehouse: Warehouse, evaluations: Sequence[Mapping[str, Any]],
+                          edges: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], run_id: str) -> None:
+    """New evaluations, their evaluated_by edges and the run's reverifications rows in one transaction; a retried
+    run replaces its own reverifications rows."""
+    with warehouse.transaction() as con:
+        warehouse.insert("evaluations", evaluations, run_id, con=con)
+        warehouse.insert("lineage_edges", edges, run_id, con=con)
+        con.execute("DELETE FROM reverifications WHERE run_id = ?", [run_id])
+        if rows:
+            names = [*rows[0], "run_id"]
+            con.executemany(f"INSERT INTO reverifications ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+                            [[*r.values(), run_id] for r in rows])

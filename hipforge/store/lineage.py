@@ -78,6 +78,16 @@ def lineage(warehouse: Warehouse, node_id: str, direction: Direction) -> Lineage
         return build(node_id, None, 0)
 
 
+def chained_node(warehouse: Warehouse) -> str | None:
+    """An id whose parent has a parent of its own (a chain worth walking), None when there is none; read-only."""
+    with warehouse.connect(read_only=True) as con:
+        row = con.execute(
+            "SELECT child_id FROM lineage_edges e WHERE EXISTS "
+            "(SELECT 1 FROM lineage_edges p WHERE p.child_id = e.parent_id) LIMIT 1"
+        ).fetchone()
+    return row[0] if row else None
+
+
 def to_json(root: LineageNode) -> dict[str, Any]:
     return asdict(root)
 

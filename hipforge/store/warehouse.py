@@ -1,4 +1,4 @@
-"""Connections, transactional batch writes and id look-ups on the DuckDB warehouse."""
+"""Connections, transactional batch writes, id look-ups and table checks on the DuckDB warehouse."""
 
 from __future__ import annotations
 
@@ -143,3 +143,20 @@ class Warehouse:
             ids = ", ".join(f"{t}:{r[FINDABLE[t]]}" for t, r in hits)
             raise KeyError(f"id prefix {id_or_prefix!r} is ambiguous: {ids}")
         return hits[0]
+
+
+def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether a table exists yet: read-only connections do not migrate, so an older file may predate it."""
+    sql = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
+    return bool(con.execute(sql, [name]).fetchone()[0])
+
+
+def insert_or_replace(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]],
+                      run_id: str) -> None:
+    """INSERT OR REPLACE with run_id and created_at, for tables `Warehouse.insert` has no keys for."""
+    if not rows:
+        return
+    columns = [*rows[0], "run_id"]
+    sql = (f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}, created_at) "
+           f"VALUES ({', '.join('?' for _ in columns)}, current_timestamp)")
+    con.executemany(sql, [[row[c] for c in rows[0]] + [run_id] for row in rows])

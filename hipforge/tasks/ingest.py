@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hipforge.store import Warehouse
+from hipforge.store.tasks import store_tasks
 from hipforge.tasks.errors import TaskError
 from hipforge.tasks.reference_run import ReferenceRun, check_tasks
 from hipforge.tasks.source import task_id
@@ -120,10 +121,6 @@ def ingest_tasks(
     rows.sort(key=lambda r: str(r["name"]))
     # Two names with identical normalized source collapse to one id: keep the first.
     unique = list({str(r["task_id"]): r for r in reversed(rows)}.values())
-    with warehouse.transaction() as con:
-        before = con.execute("SELECT count(*) FROM tasks").fetchone()[0]
-        warehouse.insert("tasks", unique, run_id, on_conflict="replace", con=con)
-        summary.new_rows = con.execute("SELECT count(*) FROM tasks").fetchone()[0] - before
-        summary.edges = warehouse.insert("lineage_edges", edges, run_id, con=con)
+    summary.new_rows, summary.edges = store_tasks(warehouse, unique, edges, run_id)
     summary.seconds = time.monotonic() - started
     return summary

@@ -1,5 +1,5 @@
 """The warehouse side of training: records from the archive, their rows and recorded_as edges, checkpoint rows
-with trained_into edges, and every RL candidate into the archive with its lineage."""
+with trained_into edges, and every RL candidate into the archive with its lineage (the SQL is in store/)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from hipforge.agents.summarizer import failures_from_warehouse, render_lessons, 
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
+from hipforge.store.checkpoints import insert_checkpoint
+from hipforge.store.kernels import kernel_sources
+from hipforge.store.records import insert_records
 from hipforge.tasks.library import load_library
 from hipforge.train.records import SYSTEM_PROMPTS, Record, rl_record, sft_record, snapshot_of_ids
 from hipforge.train.splits import KernelBenchGuard
@@ -52,9 +55,7 @@ def rl_records_from_tasks(warehouse: Warehouse, backend: str, lessons: str, syst
 
 def tokenizer_corpus(warehouse: Warehouse) -> list[str]:
     """What the embedded tokenizer learns from: the reference library, every archived kernel, the prompts."""
-    with warehouse.connect(read_only=True) as con:
-        kernels = [row[0] for row in con.execute("SELECT source FROM kernels ORDER BY kernel_id").fetchall()]
-    return [t.source for t in load_library()] + kernels + list(SYSTEM_PROMPTS.values())
+    return [t.source for t in load_library()] + kernel_sources(warehouse) + list(SYSTEM_PROMPTS.values())
 
 
 def store_records(warehouse: Warehouse, records: Sequence[Record], snapshot: str, export_path: str,
@@ -66,25 +67,7 @@ def store_records(warehouse: Warehouse, records: Sequence[Record], snapshot: str
              "export_path": export_path} for r in records]
     edges = [{"child_id": r.record_id, "parent_id": r.kernel_id or r.task_id, "relation": "recorded_as"}
              for r in records]
-    with warehouse.transaction() as con:
-        _insert(con, "records", rows, run_id)
-        warehouse.insert("lineage_edges", edges, run_id, con=con)
-
-
-def latest_snapshot(warehouse: Warehouse, kind: str) -> tuple[str, str]:
-    """(snapshot, export path) of the newest records of that kind."""
-    with warehouse.connect(read_only=True) as con:
-        row = con.execute("SELECT snapshot, export_path FROM records WHERE kind = ? ORDER BY created_at DESC "
-                          "LIMIT 1", [kind]).fetchone()
-    if row is None:
-        raise LookupError(f"no {kind} records in the warehouse: materialize {kind}_records first")
-    return row[0], row[1]
-
-
-def snapshot_record_ids(warehouse: Warehouse, snapshot: str) -> list[str]:
-    with warehouse.connect(read_only=True) as con:
-        rows = con.execute("SELECT record_id FROM records WHERE snapshot = ? ORDER BY record_id", [snapshot])
-        return [r[0] for r in rows.fetchall()]
+    insert_records(warehouse, rows, edges, run_id)
 
 
 def store_checkpoint(warehouse: Warehouse, row: dict[str, Any], record_ids: Sequence[str], run_id: str) -> None:
@@ -97,19 +80,7 @@ def store_checkpoint(warehouse: Warehouse, row: dict[str, Any], record_ids: Sequ
     row = {**row, "data_snapshot": snapshot}
     edges = [{"child_id": row["checkpoint_id"], "parent_id": rid, "relation": "trained_into"} for rid in record_ids]
     values = {**row, "hyperparameters": json.dumps(row["hyperparameters"]), "metrics": json.dumps(row["metrics"])}
-    with warehouse.transaction() as con:
-        _insert(con, "checkpoints", [values], run_id)
-        warehouse.insert("lineage_edges", edges, run_id, con=con)
-
-
-def latest_checkpoint(warehouse: Warehouse, stage: str) -> dict[str, Any]:
-    with warehouse.connect(read_only=True) as con:
-        cursor = con.execute("SELECT * FROM checkpoints WHERE stage = ? ORDER BY created_at DESC LIMIT 1", [stage])
-        names = [d[0] for d in cursor.description]
-        row = cursor.fetchone()
-    if row is None:
-        raise LookupError(f"no {stage} checkpoint in the warehouse: materialize {stage}_checkpoint first")
-    return dict(zip(names, row, strict=True))
+    insert_checkpoint(warehouse, values, edges, run_id)
 
 
 class ArchiveRecorder:
@@ -124,12 +95,3 @@ class ArchiveRecorder:
         self.archive.record(task_id, candidate, result, self.run_id, generation=step, model=self.model)
         return kernel_id(source)
 
-
-def _insert(con: Any, table: str, rows: Sequence[dict[str, Any]], run_id: str) -> None:
-    """INSERT OR REPLACE with run_id and created_at (Warehouse.insert only knows the core tables' keys)."""
-    if not rows:
-        return
-    columns = [*rows[0], "run_id"]
-    sql = (f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}, created_at) "
-           f"VALUES ({', '.join('?' for _ in columns)}, current_timestamp)")
-    con.executemany(sql, [[row[c] for c in rows[0]] + [run_id] for row in rows])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from hipforge.llm import LLMProvider
 from hipforge.store import Warehouse
+from hipforge.store.tasks import accepted_sources, known_tasks, store_tasks
 from hipforge.tasks.ingest import TaskCandidate, task_row
 from hipforge.tasks.synth.candidate import MODES, Mode, SeedTask
 from hipforge.tasks.synth.generate import draft, write_with_llm
@@ -63,18 +64,11 @@ class SynthSummary:
 def load_seeds(warehouse: Warehouse, kernelbench: bool = True) -> list[SeedTask]:
     """Accepted reference tasks, and KernelBench ones when asked for and present, as mutation seeds."""
     origins = ["reference", "kernelbench"] if kernelbench else ["reference"]
-    with warehouse.connect() as con:
-        rows = con.execute(
-            "SELECT name, source FROM tasks WHERE status = 'accepted' AND origin IN "
-            f"({', '.join('?' for _ in origins)}) ORDER BY name",
-            origins,
-        ).fetchall()
-    return [SeedTask(name, source) for name, source in rows]
+    return [SeedTask(name, source) for name, source in accepted_sources(warehouse, origins)]
 
 
 def _screen(warehouse: Warehouse, config: SynthConfig) -> Screen:
-    with warehouse.connect() as con:
-        rows = con.execute("SELECT task_id, name, origin, status, source FROM tasks").fetchall()
+    rows = known_tasks(warehouse)
     known = {tid: name for tid, name, *_ in rows}
     pool = [
         (name, tid, fingerprint(source))
@@ -147,8 +141,4 @@ def store(outcomes: Sequence[Outcome], warehouse: Warehouse, run_id: str) -> tup
     """Write every outcome and its lineage in one transaction; (new task rows, edges written)."""
     rows = [_row(o) for o in outcomes]
     edges = [edge for o in outcomes for edge in o.candidate.edges(o.row_id)]
-    with warehouse.transaction() as con:
-        before = con.execute("SELECT count(*) FROM tasks").fetchone()[0]
-        warehouse.insert("tasks", rows, run_id, on_conflict="replace", con=con)
-        new_rows = con.execute("SELECT count(*) FROM tasks").fetchone()[0] - before
-        return new_rows, warehouse.insert("lineage_edges", edges, run_id, con=con)
+    return store_tasks(warehouse, rows, edges, run_id)

@@ -140,10 +140,10 @@ def _record(tk: TaskKernels, config: CorpusConfig, fix: Fix | None = None) -> Re
 def _failure_examples(kernels: Sequence[TaskKernels], per_verdict: int = 3) -> dict[str, list[str]]:
     """A few messages of each failing verdict: what a box far from here failed on, readable in its manifest."""
     examples: dict[str, list[str]] = {}
-    for tk, a in ((tk, a) for tk in kernels for a in tk.attempts if not a.correct):
+    for name, a in ((k.task.name, a) for k in kernels for a in k.attempts if not a.correct):
         said = examples.setdefault(a.result.verdict.value, [])
         if len(said) < per_verdict:
-            said.append(f"{tk.task.name} ({a.how}): {a.result.message[:300]}")
+            said.append(f"{name} ({a.how}): {a.result.message[:300]}")
     return examples
 
 

@@ -189,3 +189,15 @@ def test_a_hard_coded_init_argument_is_shape_specialized() -> None:
     result = around("scale", "return elementwise.unary(x, 7, 2.5)")
     assert result.verdict == Verdict.INCORRECT and "shape-specialized" in result.message, result.message
     assert around("scale", "return honest(self, x)").verdict == Verdict.CORRECT
+
+
+def test_a_thread_seen_busy_once_is_a_pool_going_back_to_sleep_and_twice_is_work_left_running() -> None:
+    from collections import Counter
+
+    from hipforge.execution.judge import left_running
+
+    started = {1: "pool", 2: "worker", 3: "gone"}
+    busy = Counter({1: 1, 2: 2, 3: 5})
+    alive = {1: ("S", "pool"), 2: ("S", "worker")}  # 3 has exited
+    assert left_running(started, busy, alive) == ["worker"]
+    assert left_running(started, busy, {**alive, 1: ("R", "pool")}) == ["pool", "worker"]  # busy again now

@@ -24,6 +24,7 @@ from hipforge.sandbox.client import Session
 
 TIMED_BATCHES = 3  # batches of timed trials at the final R at most, while the parent's clock contradicts them
 RETRY_PAUSE_S = 0.5
+BUSY_SIGHTINGS = 2  # a thread the candidate started, runnable this often after returns, is work left running
 
 
 @dataclass
@@ -71,6 +72,14 @@ class Party:
         else:
             why = f"exited (status {exit_.get('code', '?')}) before answering"
         return conclude(Verdict.RUNTIME_ERROR, f"the {self.name} {why} during the {self.phase} phase", phase=self.phase)
+
+
+def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, tuple[str, str]]) -> list[str]:
+    """Names of the threads the candidate started that are still alive and were seen busy twice (at returns
+    or now): a pool thread the forward woke can still be runnable at one return on a loaded machine, on its
+    way back to sleep, while work left running is seen at every return."""
+    return [name for tid, name in started.items()
+            if tid in alive and busy[tid] + (alive[tid][0] in "RD") >= BUSY_SIGHTINGS]
 
 
 class Judge:
@@ -140,8 +149,7 @@ class Judge:
         self.timing_batches = batches
         result.seeds, result.trials = list(cfg.seeds), len(cfg.seeds)
         alive = self.threads()
-        left = [name for tid, name in self.log.started.items()
-                if tid in alive and (tid in self.log.busy or alive[tid][0] in "RD")]
+        left = left_running(self.log.started, self.log.busy, alive)
         if left:  # work left running at return explains any wrong output after it
             names = ", ".join(sorted(set(left)))
             raise conclude(Verdict.HACKED, f"{len(left)} OS thread(s) the candidate started ({names}) were running "
@@ -186,7 +194,7 @@ class Judge:
             if tid not in self.known_threads:
                 self.log.started[tid] = name
                 if state in "RD":
-                    self.log.busy.add(tid)
+                    self.log.busy[tid] += 1
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
         if trial.size == 0:  # every trial at the task's size bounds the forward's time, not only the timed ones

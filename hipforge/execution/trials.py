@@ -7,6 +7,7 @@ batch has the same R, so it says nothing about which of them are compared whole.
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +39,7 @@ class TrialLog:
     checked: dict[str, int] = field(default_factory=dict)  # purpose -> trials checked
     right: set[str] = field(default_factory=set)  # digests of outputs that matched the reference
     started: dict[int, str] = field(default_factory=dict)  # tid -> name: threads alive at a return, not known
-    busy: set[int] = field(default_factory=set)  # of those, the ones runnable (or in the kernel) at a return
+    busy: Counter[int] = field(default_factory=Counter)  # of those, how often runnable (or in the kernel) at a return
 
 
 def fresh() -> int:

@@ -39,9 +39,9 @@ from hipforge.train.corpus import (  # noqa: E402
     build_corpus,
     load_tasks,
     save_tasks,
+    shard_of,
     synthesize_tasks,
 )
-from hipforge.train.flow_data import spread  # noqa: E402
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy  # noqa: E402
 
 
@@ -113,14 +113,8 @@ def main() -> None:
         return
     if synthesized and (shards > 1 or args.evaluation_tasks > 0):
         tasks, stages = synthesized
-        mine = tasks[shard::shards]
-        if args.evaluation_tasks > 0:
-            # first: they are few, and a box that ends early must still leave some to evaluate on
-            mine = [t for split in ("validation", "heldout") for t in
-                    spread([t for t in mine if t.split == split], args.evaluation_tasks)] + \
-                   [t for t in mine if t.split == "train"]
-        synthesized = mine, stages
-        log(f"shard {args.shard}: {len(mine)} of {len(tasks)} tasks")
+        synthesized = shard_of(tasks, shard, shards, args.evaluation_tasks), stages
+        log(f"shard {args.shard}: {len(synthesized[0])} of {len(tasks)} tasks")
     pool = make_pool("local", eval_config, args.slots or None)
     try:
         manifest = build_corpus(config, guard, pool, args.out, log, synthesized)

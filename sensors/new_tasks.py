@@ -15,15 +15,13 @@ def new_task_files(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.
     """One run per batch of new or changed *.py files; the cursor remembers each file's content hash."""
     folder = default_inbox()
     seen = json.loads(context.cursor) if context.cursor else {}
-    current = scan_inbox(folder)
-    fresh = new_files(current, seen)
-    ignored = ignored_files(folder)
-    note = f"; ignored (only *.py files are tasks): {', '.join(ignored[:5])}" if ignored else ""
-    if ignored:
-        context.log.warning(f"inbox {folder}: {note[2:]}")
     if not folder.is_dir():
         return dg.SkipReason(f"no inbox folder {folder}: create it (or set HIPFORGE_INBOX) and drop task files in")
+    current = scan_inbox(folder)
+    fresh = new_files(current, seen)
     if not fresh:
+        ignored = ignored_files(folder)  # named in the skip reason each tick shows, not logged every 30 s
+        note = f"; ignored (only *.py files are tasks): {', '.join(ignored[:5])}" if ignored else ""
         return dg.SkipReason(f"no new task files in {folder}{note}")
     batch_key = "-".join(current[name] for name in fresh)
     config = {"folder": str(Path(folder)), "files": fresh}

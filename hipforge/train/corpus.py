@@ -39,6 +39,7 @@ from hipforge.train.corpus_kernels import (
     real_fixes,
     translate_and_verify,
 )
+from hipforge.train.flow_data import spread
 from hipforge.train.records import Record, dedupe, export, fix_record, sft_record, snapshot_id
 from hipforge.train.splits import SPLITS, KernelBenchGuard, SplitPolicy, split_tasks
 
@@ -123,6 +124,16 @@ def synthesize_tasks(config: CorpusConfig, guard: KernelBenchGuard, log: Log = l
                      ) -> tuple[list[CorpusTask], Stages]:
     stages = Stages()
     return _tasks(config, guard, stages, log), stages
+
+
+def shard_of(tasks: Sequence[CorpusTask], shard: int, shards: int, evaluation_tasks: int = 0) -> list[CorpusTask]:
+    """Every ``shards``-th task from the ``shard``-th; with ``evaluation_tasks`` > 0 at most that many validation
+    and held-out tasks (spread over each), first: they are few, and a box that ends early must leave some."""
+    mine = list(tasks[shard::shards])
+    if evaluation_tasks <= 0:
+        return mine
+    return [t for split in ("validation", "heldout") for t in
+            spread([t for t in mine if t.split == split], evaluation_tasks)] + [t for t in mine if t.split == "train"]
 
 
 def _record(tk: TaskKernels, config: CorpusConfig, fix: Fix | None = None) -> Record:

@@ -83,7 +83,6 @@ def load_corpus(path: Path) -> Corpus:
     return Corpus(splits, "exports", {"exports": str(found[-1])})
 
 
-
 def load_corpora(paths: Sequence[Path]) -> Corpus:
     """Several corpora as one (shards of one build verified on different machines): splits concatenated and
     deduplicated again; a record keeps the split its build gave it, so shards of one task file agree."""
@@ -92,6 +91,7 @@ def load_corpora(paths: Sequence[Path]) -> Corpus:
         return parts[0]
     splits = {s: dedupe([r for c in parts for r in c.splits.get(s, [])])[0] for s in SPLITS}
     return Corpus(splits, "+".join(sorted({c.origin for c in parts})), {"parts": [c.manifest for c in parts]})
+
 
 def task_source(record: Record) -> str:
     """The full-size task of a record: its own field, else read back out of its first user turn."""

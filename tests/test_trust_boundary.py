@@ -201,3 +201,4 @@ def test_a_thread_seen_busy_once_is_a_pool_going_back_to_sleep_and_twice_is_work
     alive = {1: ("S", "pool"), 2: ("S", "worker")}  # 3 has exited
     assert left_running(started, busy, alive) == ["worker"]
     assert left_running(started, busy, {**alive, 1: ("R", "pool")}) == ["pool", "worker"]  # busy again now
+    assert left_running(started, busy, alive, sightings=1) == ["pool", "worker"]  # an output was wrong

@@ -74,12 +74,14 @@ class Party:
         return conclude(Verdict.RUNTIME_ERROR, f"the {self.name} {why} during the {self.phase} phase", phase=self.phase)
 
 
-def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, tuple[str, str]]) -> list[str]:
-    """Names of the threads the candidate started that are still alive and were seen busy twice (at returns
-    or now): a pool thread the forward woke can still be runnable at one return on a loaded machine, on its
-    way back to sleep, while work left running is seen at every return."""
+def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, tuple[str, str]],
+                 sightings: int = BUSY_SIGHTINGS) -> list[str]:
+    """Names of the threads the candidate started that are still alive and were seen busy ``sightings`` times
+    (at returns or now): a pool thread the forward woke can still be runnable at one return on a loaded
+    machine, on its way back to sleep, while work left running is seen at every return. Once an output was
+    wrong, one sighting explains it (the trials stop early, so there are few returns to see)."""
     return [name for tid, name in started.items()
-            if tid in alive and busy[tid] + (alive[tid][0] in "RD") >= BUSY_SIGHTINGS]
+            if tid in alive and busy[tid] + (alive[tid][0] in "RD") >= sightings]
 
 
 class Judge:
@@ -149,7 +151,7 @@ class Judge:
         self.timing_batches = batches
         result.seeds, result.trials = list(cfg.seeds), len(cfg.seeds)
         alive = self.threads()
-        left = left_running(self.log.started, self.log.busy, alive)
+        left = left_running(self.log.started, self.log.busy, alive, 1 if _wrong(failures) else BUSY_SIGHTINGS)
         if left:  # work left running at return explains any wrong output after it
             names = ", ".join(sorted(set(left)))
             raise conclude(Verdict.HACKED, f"{len(left)} OS thread(s) the candidate started ({names}) were running "

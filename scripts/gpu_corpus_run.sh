@@ -6,18 +6,24 @@
 #     cp -r <files_at>/corpus .carry/corpus                                          # here
 #     bash scripts/gpu_training_run.sh .carry/corpus .carry/kb.jsonl $OUT 450         # call 2
 # Carry .whl (scripts/gpu_wheels.sh: datasets writes the parquet copies) and .carry/kb.jsonl.
+# Without a tasks file, the tasks are synthesized first (SEED picks the draw; the split depends only on each
+# task's operators, so corpora of different seeds hold out the same combinations) and kept as OUT/tasks.json.
 set -uo pipefail
 KB=${1:?kernelbench jsonl} OUT=${2:?out dir} VERIFY=${3:-420} LIMIT=${4:-4000} TASKS=${5:-} SHARD=${6:-0/1}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-BUILD=/tmp/corpus_build
-# synthesis ahead of the box is the slow part (about 10 minutes for 4,000 tasks on 2 cores): a tasks file
-# synthesized elsewhere (build_corpus.py --synthesize-only --tasks) skips it, and SHARD I/N verifies part of it
-timeout $(( ${VERIFY%.*} + 150 )) python3 scripts/build_corpus.py --preset corpus --limit "$LIMIT" --backend cpu \
-  --children 0 --corruptions 1 --timed-trials 2 --verify-seconds "$VERIFY" --kernelbench "$KB" --out "$BUILD" \
-  ${TASKS:+--tasks "$TASKS" --shard "$SHARD" --evaluation-tasks ${EVAL_TASKS:-60}} \
-  2>&1 | grep -v "screened" | tail -40
+BUILD=/tmp/corpus_build LOG=$OUT/build_corpus.log
+COMMON=(--preset corpus --limit "$LIMIT" --seed "${SEED:-0}" --backend cpu --kernelbench "$KB")
+if [[ -z "$TASKS" ]]; then
+  TASKS=$OUT/tasks.json
+  timeout "${SYNTH_TIMEOUT:-600}" python3 scripts/build_corpus.py "${COMMON[@]}" --workers "$(nproc)" --tasks "$TASKS" --synthesize-only \
+    --out "$BUILD" 2>&1 | grep -v "screened" | tee -a "$LOG" | tail -5
+fi
+# the log goes straight to OUT, so a call that ends inside the box still says how far it got
+timeout $(( ${VERIFY%.*} + 120 )) python3 scripts/build_corpus.py "${COMMON[@]}" --children 0 --corruptions 1 \
+  --timed-trials 2 --verify-seconds "$VERIFY" --out "$BUILD" --tasks "$TASKS" --shard "$SHARD" \
+  --evaluation-tasks "${EVAL_TASKS:-60}" 2>&1 | grep -v "screened" | tee -a "$LOG" | tail -40
 mkdir -p "$OUT/corpus"
 for split in train validation heldout; do gzip -c "$BUILD/$split.jsonl" > "$OUT/corpus/$split.jsonl.gz"; done
 cp "$BUILD/manifest.json" "$OUT/corpus/"

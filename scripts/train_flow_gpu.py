@@ -216,12 +216,23 @@ def supervised(args: argparse.Namespace, data: Data, stats: dict[str, Any], star
     return chosen, model, kept, base, sft
 
 
+def portable(value: Any) -> str:
+    """An argument as the committed stats show it: a path relative to the checkout, or by its name only, so that no
+    machine's directories end up in results/."""
+    if isinstance(value, list):
+        return str([portable(v) for v in value])
+    if isinstance(value, Path) and value.is_absolute():
+        inside = value.resolve().is_relative_to(Path.cwd())
+        return str(value.resolve().relative_to(Path.cwd())) if inside else f".../{value.name}"
+    return str(value)
+
+
 def main() -> None:
     args = arguments()
     started = time.monotonic()
     args.out.mkdir(parents=True, exist_ok=True)
     results = args.results or args.out / "training_h200.json"
-    stats: dict[str, Any] = {"args": {k: str(v) for k, v in vars(args).items()}, "stages": {},
+    stats: dict[str, Any] = {"args": {k: portable(v) for k, v in vars(args).items()}, "stages": {},
                              "executor_check": {}}
 
     def stage(name: str, since: float) -> float:

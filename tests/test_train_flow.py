@@ -221,3 +221,13 @@ def test_boxed_sft_keeps_the_model_where_its_held_out_loss_was_lowest(monkeypatc
     kept = model.state_dict()
     assert all(torch.equal(kept[k], v) for k, v in seen[1].items())
     assert not all(torch.equal(kept[k], v) for k, v in seen[-1].items())
+
+
+def test_the_stats_record_no_machine_directories(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from scripts.train_flow_gpu import portable
+
+    monkeypatch.chdir(tmp_path)
+    assert portable(tmp_path / "corpus" / "c0") == "corpus/c0"
+    assert portable(Path("/elsewhere/out/training_h200.json")) == ".../training_h200.json"
+    assert portable([Path(".carry/c0"), tmp_path / "c1"]) == "['.carry/c0', 'c1']"
+    assert portable(0.5) == "0.5"

@@ -15,7 +15,7 @@ from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.job_common import rep_seeds
 from hipforge.execution.judge import TIMED_BATCHES, Judge
-from hipforge.execution.trials import timed_batch
+from hipforge.execution.trials import REFILL_REPS, timed_batch
 from hipforge.execution.verdict import Verdict
 from hipforge.execution.wallclock import REPS, WallClock, allowed_reps
 from tests.corpus import entries
@@ -137,16 +137,17 @@ def test_an_honest_kernel_runs_r_forwards_per_timed_trial() -> None:
 
 
 def test_every_forward_gets_inputs_of_its_own() -> None:
-    """Counted by the candidate itself: only the poison probe repeats an input (the first seed's); the last
-    forward is the op trace's, on inputs of its own too."""
+    """Counted by the candidate itself: only the poison probe repeats an input (the first seed's); the refill
+    probe's two forwards hold values of their own in one tensor; the last forward is the op trace's, on inputs
+    of its own too."""
     body = ("self.seen = getattr(self, 'seen', set())\nself.seen.add(x.numpy().tobytes())\n"
             "self.calls = getattr(self, 'calls', 0) + 1\nprint(f'inputs {len(self.seen)} {self.calls}', flush=True)\n"
             "return honest(self, x)")
     result = around("relu", body, config=PLAIN)
     assert result.verdict == Verdict.CORRECT, result.message
     distinct, calls = map(int, re.findall(r"inputs (\d+) (\d+)", result.output_tail)[-1])
-    warmups_seeds_poison_trace = PLAIN.warmup + len(PLAIN.seeds) + 1 + 1
-    assert calls == warmups_seeds_poison_trace + PLAIN.timed_trials * REPS[-1]
+    warmups_seeds_refill_poison_trace = PLAIN.warmup + len(PLAIN.seeds) + REFILL_REPS + 1 + 1
+    assert calls == warmups_seeds_refill_poison_trace + PLAIN.timed_trials * REPS[-1]
     assert distinct == calls - 1
 
 
@@ -167,9 +168,15 @@ def test_the_previous_forwards_output_within_a_timed_trial_is_caught() -> None:
     assert result.verdict == Verdict.HACKED and result.hack_check == "result_caching", result.message
 
 
+# the candidate's process sees a rebound clock (judge_patch) unless the candidate silences that check too, as
+# native code could; then the parent's own clock is what is left
+SILENCED = ("_dyn = sys.modules['.'.join(['hipforge', 'execution', 'antihack_dynamic'])]\n"
+            "_dyn.patched = lambda before: None\n"
+            "_job = sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])]\n")
+
+
 def test_a_faked_clock_is_contradicted_per_forward() -> None:
-    prelude = ("class _Frozen:\n    def perf_counter(self):\n        return 1.0\n"
-               "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].time = _Frozen()\n")
+    prelude = SILENCED + "_job.Harness.elapsed = lambda self, start, end: 0.0\n"
     result = around("relu", "time.sleep(0.003)\nreturn honest(self, x)", prelude=prelude, config=MOST)
     assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
     assert "forwards per trial" in result.message
@@ -180,12 +187,8 @@ def test_a_clock_lie_one_forward_cannot_resolve_is_contradicted_at_the_r_it_call
     """3 ms a forward, reported as 30 µs by a patched clock (as native code can through the C API): R = 1 in
     the parent's walls, whose slack on the cpu backend (2 ms and the calibration's spread) hides the lie; the
     claimed time calls for R = 64, where it does not hide."""
-    prelude = ("_job = sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])]\n"
-               "_clock = _job.Harness.clock\n"
-               "def _hundredth(self, start=None):\n"
-               "    out = _clock(self, start)\n"
-               "    return out / 100 if start is not None else out\n"
-               "_job.Harness.clock = _hundredth\n")
+    prelude = SILENCED + ("_elapsed = _job.Harness.elapsed\n"
+                          "_job.Harness.elapsed = lambda self, start, end: _elapsed(self, start, end) / 100\n")
     config = EvalConfig(**{**PLAIN.to_dict(), "reps_target_ms": 2.0})
     result = around("relu", "time.sleep(0.003)\nreturn honest(self, x)", prelude=prelude, config=config)
     assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message

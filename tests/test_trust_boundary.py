@@ -124,12 +124,17 @@ def test_a_precision_downgrade_inside_the_computation_misses_on_adversarial_inpu
     assert "reduced precision" in result.message
 
 
-def test_a_faked_clock_is_contradicted_by_the_parent() -> None:
-    """The harness's clock, reached through sys.modules by a name built at run time, reports 1 ns."""
-    prelude = ("class _Frozen:\n    def perf_counter(self):\n        return 1.0\n"
-               "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].time = _Frozen()\n")
+@pytest.mark.parametrize("rebind", [
+    "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].time = _Frozen()",  # the module's clock
+    "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].Harness.elapsed = "  # the harness's method
+    "lambda self, start, end: 1e-6",
+])
+def test_the_evaluators_clock_rebound_at_run_time_is_a_judge_patch(rebind: str) -> None:
+    """Reached through sys.modules by a name built at run time: the harness's clock reports 1 ns."""
+    prelude = "class _Frozen:\n    def perf_counter(self):\n        return 1.0\n" + rebind + "\n"
     result = around("relu", "time.sleep(0.3)\nreturn honest(self, x)", prelude=prelude)
-    assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
+    assert result.verdict == Verdict.HACKED and result.hack_check == "judge_patch", result.message
+    assert "candidate_job" in result.message
 
 
 def test_work_left_to_a_thread_after_return_is_seen() -> None:
@@ -167,7 +172,7 @@ def test_work_done_before_go_has_no_inputs_to_work_on() -> None:
     assert result.verdict != Verdict.CORRECT or result.runtime.median_ms > 40, result.message
 
 
-def test_patching_the_judge_in_the_candidates_process_changes_nothing() -> None:
+def test_patching_the_judge_in_the_candidates_process_is_caught_and_changes_nothing() -> None:
     prelude = ("for name in list(sys.modules):\n"
                "    if name.startswith('hipforge'):\n"
                "        mod = sys.modules[name]\n"
@@ -175,7 +180,10 @@ def test_patching_the_judge_in_the_candidates_process_changes_nothing() -> None:
                "            if hasattr(mod, attr):\n"
                "                setattr(mod, attr, lambda *a, **k: None)\n")
     result = around("relu", "return torch.zeros_like(honest(self, x))", prelude=prelude)
-    assert result.verdict == Verdict.INCORRECT, result.message
+    assert result.verdict == Verdict.HACKED and result.hack_check == "judge_patch", result.message
+    silenced = prelude + "sys.modules['hipforge.execution.antihack_dynamic'].patched = lambda before: None\n"
+    result = around("relu", "return torch.zeros_like(honest(self, x))", prelude=silenced)
+    assert result.verdict == Verdict.INCORRECT, result.message  # the comparison never ran in that process
 
 
 def test_a_global_forward_hook_cannot_reach_the_reference() -> None:

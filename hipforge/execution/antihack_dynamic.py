@@ -136,19 +136,39 @@ def watched_objects() -> dict[str, Any]:
             "torch.nn.functional": F, "torch.nn.Module": torch.nn.Module}
 
 
+def evaluator_objects() -> dict[str, Any]:
+    """The evaluator's own modules loaded in this process (the harness, the checks, the sandbox's client side)
+    and the classes they define."""
+    modules = {name: module for name, module in list(sys.modules.items())
+               if module is not None and name.split(".")[0] == "hipforge"}
+    classes = {f"{name}.{attr}": value for name, module in modules.items()
+               for attr, value in list(vars(module).items())
+               if isinstance(value, type) and getattr(value, "__module__", None) == name}
+    return {**modules, **classes}
+
+
 def snapshot() -> dict[tuple[str, str], int]:
-    """Identity of every callable the evaluator or the reference might use."""
-    return {(label, name): id(value) for label, obj in watched_objects().items()
-            for name, value in list(vars(obj).items()) if callable(value)}
+    """Identity of every callable the evaluator or the reference might use, and of every function, class and
+    module the evaluator's own modules and classes hold (a clock or a comparison rebound there changes what
+    they do)."""
+    found = {(label, name): id(value) for label, obj in watched_objects().items()
+             for name, value in list(vars(obj).items()) if callable(value)}
+    found.update({(label, name): id(value) for label, obj in evaluator_objects().items()
+                  for name, value in list(vars(obj).items())
+                  if callable(value) or isinstance(value, types.ModuleType | staticmethod | classmethod | property)})
+    return found
 
 
 def patched(before: dict[tuple[str, str], int]) -> tuple[str, str] | None:
     """(check, message) if the candidate replaced one of the snapshotted callables."""
-    objects = watched_objects()
+    objects = {**watched_objects(), **evaluator_objects()}
     changed = [f"{label}.{name}" for (label, name), ident in before.items()
-               if id(vars(objects[label]).get(name)) != ident]
+               if label not in objects or id(vars(objects[label]).get(name)) != ident]
     if not changed:
         return None
+    ours = [c for c in changed if c.split(".")[0] == "hipforge"]
+    if ours:
+        return "judge_patch", f"rebound the evaluator's own {', '.join(ours[:3])}"
     timing = [c for c in changed
               if c.startswith(("time.", "torch.cuda.Event.")) or c.split(".")[-1] in TIMING_NAMES]
     if timing:

@@ -70,17 +70,19 @@ class Harness:
         self.backend = make_backend(self.cfg)
         self.device = self.backend.torch_device
         setup_device(self.device)
+        self.now, self.event = _clocks(self.device)  # bound before the candidate exists: patching modules misses them
         self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
         for task in self.tasks:
             dyn.tripwire(task.Model, self.guard)
         self.exts, self.builds, self.requests = dyn.Extensions(), [], BuildRequests(channel)
         self.models: dict[int, Any] = {}
-        self.outputs: list[list[Any]] = []  # per forward of the trial, its flattened outputs
+        self.outputs: list[list[Any]] = []  # per forward of the trial, its flattened outputs as at its return
+        self.live: list[Any] = []  # the last forward's outputs themselves: do they change after it returned?
         self.args: list[Any] = []
         self.pristine: list[Any] | None = None
         self.found: list[tuple[str, str]] = []
         self.noop: Any = None  # calibration's stand-in for ModelNew
-        self.size, self.variant, self.inspecting, self.aliases_ok = 0, None, False, False
+        self.size, self.variant, self.inspecting, self.aliases_ok, self.refill = 0, None, False, False, False
         device_prep.warm_up(self.device)
 
     def serve(self) -> None:
@@ -153,7 +155,7 @@ class Harness:
             except BaseException as e:
                 raise self.failure(e, "building ModelNew at the second size") from None
         self.size, self.variant, self.inspecting = msg["size"], msg.get("variant"), bool(msg.get("inspect"))
-        self.aliases_ok = bool(msg.get("aliases_ok"))
+        self.aliases_ok, self.refill = bool(msg.get("aliases_ok")), bool(msg.get("refill"))
         self.exts.poison = bool(msg.get("poison"))
         device_prep.fill_free_blocks_with_nan(self.device)
         sync(self.device)  # the fill's kernels (GBs where the cache is large) finish before go's clock starts
@@ -168,9 +170,23 @@ class Harness:
         self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if self.inspecting else None
         self.flush()
 
+    def refill_inputs(self, seed: int) -> None:
+        """The same input tensors again (identity, address and version counter unchanged), now holding ``seed``'s
+        values: an output tied to the tensor (a cache keyed on it, a buffer left from the call before, work
+        started for it earlier) rather than computed from its values is wrong here."""
+        with self.guard.armed(False):
+            values = make_inputs(self.tasks[self.size], self.device, seed, self.variant)
+            for i, (old, new) in enumerate(zip(self.args, values, strict=True)):
+                if _refillable(old, new):
+                    old.data.copy_(new)  # through .data: the tensor's version counter does not move
+                else:
+                    self.args[i] = new
+        self.flush()
+
     def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The trial's forwards (``reps`` of them, one unless the parent asks for more), each on its own
-        fresh inputs drawn just before it; ``ms`` is the sum of their times. Calibration takes the same path
+        fresh inputs drawn just before it (a refill trial's later forwards: the first one's tensors, refilled);
+        ``ms`` is the sum of their times. Calibration takes the same path
         with the no-op forward: every step besides the forward itself is the protocol's cost."""
         import torch
 
@@ -178,19 +194,22 @@ class Harness:
         seeds = rep_seeds(msg["seed"], int(msg.get("reps", 1)))
         ms = 0.0
         for rep, seed in enumerate(seeds):
-            self.draw_inputs(seed)
+            self.refill_inputs(seed) if self.refill and rep else self.draw_inputs(seed)
             try:
                 with self.guard.armed(), torch.no_grad():
                     start = self.clock()
                     out = model(*self.args)
-                    ms += self.clock(start)
+                    end = self.clock()
             except BaseException as e:
                 raise self.failure(e, f"forward on seed {seed}", failing_seed=msg.get("seed")) from None
             outputs = flatten(out)
+            # what forward returned, copied the moment it returned and before the device is synchronized: work
+            # left running (a thread, a stream it did not synchronize) is not in it, and the next forward may
+            # write into this one's buffer (honest reuse). The copy is outside the forward's own time.
+            self.outputs.append([_kept(o) for o in outputs])
+            ms += self.elapsed(start, end)
             self.inspect(outputs)
-            # the next forward may write into this one's output buffer (honest reuse): what it returned is
-            # kept as it was then, outside the forward's own time
-            self.outputs.append(outputs if rep == len(seeds) - 1 else [_kept(o) for o in outputs])
+            self.live = outputs
         self.noop = None
         return {"event": "returned", "ms": ms}
 
@@ -199,6 +218,7 @@ class Harness:
             kinds = sorted({type(o).__name__ for outputs in self.outputs for o in outputs})
             raise Failed("runtime_error", f"forward returned {', '.join(kinds)}, not tensors")
         self.key = msg["key"]
+        self.changed_after_return()
         return {"event": "committed", "sums": [checksum.sums(outputs, msg["key"]) for outputs in self.outputs],
                 "meta": [[tensorfile.meta(o) for o in outputs] for outputs in self.outputs]}
 
@@ -253,23 +273,36 @@ class Harness:
                 for a in self.args if hasattr(a, "untyped_storage")):
             self.found.append(("output_aliasing", "the output shares storage with an input"))
 
+    def changed_after_return(self) -> None:
+        """The last forward's outputs against their copy at return: at commit (the parent has counted threads
+        meanwhile) and again at ship or drop. Work left running after return shows here once it has written."""
+        sync(self.device)
+        if self.outputs and any(
+                hasattr(live, "untyped_storage") and not _same_bits(live, kept)
+                for live, kept in zip(self.live, self.outputs[-1], strict=False)):
+            self.found.append(("deferred_work", "an output changed after forward had returned: work left running "
+                                                "(a thread, or a stream the forward did not synchronize) wrote it"))
+            self.live = []
+
     def release(self) -> None:
-        self.outputs, self.args, self.pristine = [], [], None
+        self.changed_after_return()
+        self.outputs, self.args, self.pristine, self.live = [], [], None, []
         self.exts.poison = False
 
-    def clock(self, start: Any = None) -> Any:
-        """Milliseconds of the forward: CUDA events on GPUs, perf_counter on the CPU."""
-        import torch
-
+    def clock(self) -> Any:
+        """A point in time of the forward's clock: a CUDA event on GPUs, perf_counter on the CPU."""
         if self.device == "cpu":
-            return time.perf_counter() if start is None else (time.perf_counter() - start) * 1e3
-        if start is None:
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            return event
-        end = torch.cuda.Event(enable_timing=True)
-        end.record()
-        sync(self.device)  # the whole device: work left on other streams lands inside the parent's clock
+            return self.now()
+        event = self.event(enable_timing=True)
+        event.record()
+        return event
+
+    def elapsed(self, start: Any, end: Any) -> float:
+        """Milliseconds from ``start`` to ``end``, once the whole device is done: work left on other streams
+        lands inside the parent's clock."""
+        if self.device == "cpu":
+            return (end - start) * 1e3
+        sync(self.device)
         return start.elapsed_time(end)
 
     def flush(self) -> None:
@@ -305,8 +338,36 @@ def _noop(outputs: list[Any]) -> Any:
     return Noop()
 
 
+def _clocks(device: str) -> tuple[Any, Any]:
+    import torch
+
+    return time.perf_counter, (torch.cuda.Event if device != "cpu" else None)
+
+
 def _kept(out: Any) -> Any:
-    return out.clone() if hasattr(out, "clone") else out
+    """A plain tensor's copy; anything else as it is (a subclass's clone would run its code here, unguarded:
+    the inspection judges it)."""
+    import torch
+
+    return out.clone() if type(out) is torch.Tensor else out
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Bit for bit (NaN included: a NaN left in place is not a change)."""
+    import torch
+
+    if type(a) is not torch.Tensor or type(b) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype:
+        return a is b
+    if a.is_complex():
+        a, b = torch.view_as_real(a), torch.view_as_real(b)
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
+
+
+def _refillable(old: Any, new: Any) -> bool:
+    import torch
+
+    return (type(old) is torch.Tensor and type(new) is torch.Tensor and old.shape == new.shape
+            and old.dtype == new.dtype and old.device == new.device)
 
 
 def _build_note(info: dict[str, Any] | None) -> str:

@@ -239,6 +239,12 @@ class Judge:
                 what = _describe_variant(trial.variant) if purpose == "adversarial" else ""
                 raise conclude(Verdict.INCORRECT, f"{text}{what}: {why}", failing_seed=trial.seed, phase="check",
                                integrity={**result.integrity, "failed": check})
+        if "refill" in failures:
+            trial, why = failures["refill"]
+            raise conclude(Verdict.HACKED, f"right on fresh inputs, wrong when the same input tensors came again "
+                                           f"holding new values (identity, address and version unchanged): the "
+                                           f"output is tied to the tensor, not computed from its values: {why}",
+                           hack_check="result_caching", failing_seed=trial.seed, phase="check")
         if "timed" in failures or "warmup" in failures:
             trial, why = failures.get("timed") or failures["warmup"]
             raise conclude(Verdict.HACKED, f"right on the correctness seeds, wrong on the fresh inputs of a "

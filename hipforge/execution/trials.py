@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SECOND_SIZE_SEEDS = 2
+REFILL_REPS = 2  # a fresh draw, then the same tensors holding the next seed's values
 
 
 @dataclass(frozen=True)
 class Trial:
     id: int
-    purpose: str  # warmup | seed | adversarial | second_size | poison | timed
+    purpose: str  # warmup | seed | refill | adversarial | second_size | poison | timed
     seed: int
     size: int = 0  # 0: the task; 1: its second size
     variant: str | None = None  # an adversarial input transform (hipforge.execution.adversarial)
@@ -27,7 +28,8 @@ class Trial:
 
     def message(self) -> dict[str, object]:
         return {"op": "prepare", "id": self.id, "size": self.size, "variant": self.variant,
-                "inspect": self.purpose == "seed", "poison": self.purpose == "poison"}
+                "inspect": self.purpose == "seed", "poison": self.purpose == "poison",
+                "refill": self.purpose == "refill"}
 
 
 @dataclass
@@ -47,16 +49,19 @@ def fresh() -> int:
 
 
 def plan(seeds: tuple[int, ...], warmup: int, variants: list[tuple[str, int]], second_size: bool) -> list[Trial]:
-    """The trials before the timed ones: warm-ups, the correctness seeds, one trial per usable adversarial
-    variant, the second size, the NaN-poison probe (the timed trials follow, once their R is chosen)."""
+    """The trials before the timed ones: warm-ups, the correctness seeds, the refill probe (the same input
+    tensors again with new values: a result tied to the tensor is stale there), one trial per usable
+    adversarial variant, the second size, the NaN-poison probe (the timed trials follow, once their R is
+    chosen)."""
     # warm-ups are shipped whole: a later output equal to a right one of theirs is a cached result
-    specs: list[tuple[str, int, int, str | None, bool]] = [("warmup", fresh(), 0, None, True) for _ in range(warmup)]
-    specs += [("seed", s, 0, None, True) for s in seeds]
-    specs += [("adversarial", seed, 0, kind, True) for kind, seed in variants]
-    specs += [("second_size", fresh(), 1, None, True) for _ in range(SECOND_SIZE_SEEDS if second_size else 0)]
-    specs.append(("poison", seeds[0], 0, None, True))
-    return [Trial(i, purpose, seed, size, variant, full, secrets.randbits(62))
-            for i, (purpose, seed, size, variant, full) in enumerate(specs)]
+    specs: list[tuple[str, int, int, str | None, int]] = [("warmup", fresh(), 0, None, 1) for _ in range(warmup)]
+    specs += [("seed", s, 0, None, 1) for s in seeds]
+    specs.append(("refill", fresh(), 0, None, REFILL_REPS))
+    specs += [("adversarial", seed, 0, kind, 1) for kind, seed in variants]
+    specs += [("second_size", fresh(), 1, None, 1) for _ in range(SECOND_SIZE_SEEDS if second_size else 0)]
+    specs.append(("poison", seeds[0], 0, None, 1))
+    return [Trial(i, purpose, seed, size, variant, True, secrets.randbits(62), reps)
+            for i, (purpose, seed, size, variant, reps) in enumerate(specs)]
 
 
 def timed_batch(first_id: int, timed: int, timed_full: int, reps: int) -> list[Trial]:

@@ -161,26 +161,16 @@ class Harness:
         sync(self.device)  # the fill's kernels (GBs where the cache is large) finish before go's clock starts
         return {"event": "prepared"}
 
-    def draw_inputs(self, seed: int) -> None:
+    def draw_inputs(self, seed: int, into_last: bool = False) -> None:
         """The trial's inputs, from a seed that arrives with go: nothing the candidate does before go (in
         prepare, or in a thread meanwhile) can compute on them, and their making is inside the parent's clock
-        (the calibration makes them too)."""
-        with self.guard.armed(False):
-            self.args = make_inputs(self.tasks[self.size], self.device, seed, self.variant)
-        self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if self.inspecting else None
-        self.flush()
-
-    def refill_inputs(self, seed: int) -> None:
-        """The same input tensors again (identity, address and version counter unchanged), now holding ``seed``'s
-        values: an output tied to the tensor (a cache keyed on it, a buffer left from the call before, work
-        started for it earlier) rather than computed from its values is wrong here."""
+        (the calibration makes them too). ``into_last``: written into the last forward's tensors instead (the
+        refill probe: identity, address and version counter unchanged), so that an output tied to the tensor
+        rather than computed from its values is wrong."""
         with self.guard.armed(False):
             values = make_inputs(self.tasks[self.size], self.device, seed, self.variant)
-            for i, (old, new) in enumerate(zip(self.args, values, strict=True)):
-                if _refillable(old, new):
-                    old.data.copy_(new)  # through .data: the tensor's version counter does not move
-                else:
-                    self.args[i] = new
+            self.args = _refilled(self.args, values) if into_last else values
+        self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if self.inspecting else None
         self.flush()
 
     def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -194,7 +184,7 @@ class Harness:
         seeds = rep_seeds(msg["seed"], int(msg.get("reps", 1)))
         ms = 0.0
         for rep, seed in enumerate(seeds):
-            self.refill_inputs(seed) if self.refill and rep else self.draw_inputs(seed)
+            self.draw_inputs(seed, into_last=self.refill and rep > 0)
             try:
                 with self.guard.armed(), torch.no_grad():
                     start = self.clock()
@@ -363,11 +353,19 @@ def _same_bits(a: Any, b: Any) -> bool:
     return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
 
 
-def _refillable(old: Any, new: Any) -> bool:
+def _refilled(old: list[Any], new: list[Any]) -> list[Any]:
+    """``old``'s tensors holding ``new``'s values, written through ``.data`` (the version counter does not
+    move); an argument that cannot hold them (not a plain tensor, another shape) is replaced."""
     import torch
 
-    return (type(old) is torch.Tensor and type(new) is torch.Tensor and old.shape == new.shape
-            and old.dtype == new.dtype and old.device == new.device)
+    kept = []
+    for o, n in zip(old, new, strict=True):
+        fits = (type(o) is torch.Tensor and type(n) is torch.Tensor and o.shape == n.shape and o.dtype == n.dtype
+                and o.device == n.device)
+        if fits:
+            o.data.copy_(n)
+        kept.append(o if fits else n)
+    return kept
 
 
 def _build_note(info: dict[str, Any] | None) -> str:

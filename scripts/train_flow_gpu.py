@@ -267,7 +267,9 @@ def main() -> None:
         return started + args.budget - time.monotonic()
 
     guess = 25.0  # seconds to generate one checkpoint's answers, until the first evaluation measures it
-    box = max(10.0, min(args.grpo_seconds, left() - 3 * (args.eval_seconds + guess)))
+    # what the evaluations after it need is kept from GRPO; its first step runs whatever is left (the wall clock
+    # stops it before a step that would end past the box)
+    box = max(0.0, min(args.grpo_seconds, left() - 2 * args.eval_seconds - 3 * guess))
     trainer, rollout = build_trainer(model, data.tokenizer, data.rl, args.out / "work" / "rl", ghyper, scorer,
                                      progress(started, "grpo", 1), callbacks=[hf.wall_clock(box)])
     grpo_started = time.monotonic()

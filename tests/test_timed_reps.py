@@ -14,6 +14,7 @@ import pytest
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.job_common import rep_seeds
+from hipforge.execution import judge as judge_module
 from hipforge.execution.judge import TIMED_BATCHES, Judge
 from hipforge.execution.trials import REFILL_REPS, timed_batch
 from hipforge.execution.verdict import Verdict
@@ -113,7 +114,9 @@ def test_a_forward_reported_faster_than_doing_nothing_is_contradicted() -> None:
     assert clock.contradiction(0.031, 64) is None  # the honest report: the no-op's interval plus the forward
     message = clock.contradiction(0.0031, 64)
     assert message and "a forward that does nothing reports 0.02 ms" in message
-    assert clock.summary(64) == {"seen_ms": pytest.approx(0.004), "noop_ms": 0.02}
+    summary = clock.summary(64)
+    assert summary["seen_ms"] == pytest.approx(0.004) and summary["noop_ms"] == 0.02
+    assert summary["walls_ms"] == [3.756, 3.756] and summary["calibration_ms"] == [3.5, 3.51]
     # calibration walls above every trial's (on a loaded H200, seen came out at -0.35 ms a forward): the
     # no-op's floor still holds
     loaded = clock_with()
@@ -134,6 +137,7 @@ def test_an_honest_kernel_runs_r_forwards_per_timed_trial() -> None:
     assert result.verdict == Verdict.CORRECT, result.message
     assert result.integrity["timed_reps"] == REPS[-1]
     assert result.integrity["checked"]["timed"] == MOST.timed_trials
+    assert result.integrity["paired_calibration"] is (result.integrity["timed_batches"] > 1)
 
 
 def test_every_forward_gets_inputs_of_its_own() -> None:
@@ -215,6 +219,32 @@ def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.
     result = around("relu", "return honest(self, x)", config=ONE_FORWARD)
     assert result.verdict == Verdict.CORRECT, result.message
     assert result.integrity["timed_reps"] == 1 and result.integrity["timed_batches"] == 2
+    assert result.integrity["paired_calibration"]
+
+
+def test_a_machine_busier_after_the_calibration_than_during_it_loses_no_honest_kernel(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the end of the calibration on, every trial's wall is 30 ms longer (the machine got busy: other
+    evaluations' builds and compiles); the first batch is contradicted, and the batch timed again is weighed
+    against no-op trials taken beside it in the calibrator, which the same load holds back."""
+    calibrate, busy = Judge.calibrate, []
+    ask = judge_module.Party.ask
+
+    def quiet_then_busy(self: Judge) -> None:
+        calibrate(self)
+        busy.append(True)
+
+    def slowed(self: judge_module.Party, message: dict, expect: str) -> dict:
+        if busy and message.get("op") == "commit":
+            time.sleep(0.03)  # inside the trial's wall, outside forward
+        return ask(self, message, expect)
+
+    monkeypatch.setattr(Judge, "calibrate", quiet_then_busy)
+    monkeypatch.setattr(judge_module.Party, "ask", slowed)
+    result = around("relu", "return honest(self, x)", config=ONE_FORWARD)
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.integrity["paired_calibration"] and result.integrity["timed_batches"] == 2
+    assert result.integrity["seen_ms"] < 10  # the 30 ms are in both sides of the paired batch
 
 
 def test_the_corpus_clock_patch_is_caught_with_r_forwards() -> None:

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +142,7 @@ class Evaluation:
         result = EvalResult(Verdict.CORRECT, "")
         self.canary = secrets.token_hex(8)
         parties: list[Party] = []
+        self.servers = ExitStack()  # the calibrator's, if a paired retry opens one
         try:
             self.evaluate(ref_server, cand_server, run_lock, result, parties)
         except Concluded as c:  # what was learnt before the verdict stays in the record
@@ -151,6 +152,7 @@ class Evaluation:
             result = c.result
         finally:
             exits = self.finish(parties, (ref_server, cand_server))
+            self.servers.close()
         result.output_tail = cand_server.tail() if cand_server.alive() else result.output_tail
         writes = self.escapes + (exits.get("candidate", {}).get("writes") or [])
         if self.canary in result.to_json():  # seen here, in anything it sent back, whatever it silenced
@@ -190,7 +192,7 @@ class Evaluation:
         result.isolation = cand.expect("baseline")["isolation"]
         alone, quiet_retry = quiet.phases(cfg.backend)  # who has the cores while timing (execution/quiet.py)
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
-                      int(ready.get("bytes_per_rep", 0)), quiet_retry)
+                      int(ready.get("bytes_per_rep", 0)), quiet_retry, calibrator=lambda: self.calibrator(parties))
         # the calibration is what the trials' walls are weighed against: it runs under the same lock, so no
         # other evaluation's trials or calibration share the device (or the cores) with either
         with _held(run_lock), quiet.timing(alone):
@@ -217,6 +219,16 @@ class Evaluation:
         party = Party(server.open(job), name, deadline=time.monotonic() + cfg.compile_timeout_s)
         parties.append(party)
         return party
+
+    def calibrator(self, parties: list[Party]) -> tuple[Party, Any]:
+        """A job on a server of its own that never imports the candidate: the no-op trials of a paired retry
+        (judge.Judge.pair), with its thread counter."""
+        server = self.servers.enter_context(self.pool.server())
+        party = self.open(server, "calibrator", parties, role="candidate_job:run", task_sources=self.tasks,
+                          candidate_source="", rss_limit_mb=self.cfg.memory_limit_mb)
+        party.expect("baseline")
+        party.phase, party.deadline = "time", time.monotonic() + self.cfg.run_timeout_s
+        return party, server.threads
 
     def compile_wanted(self) -> bool:
         wanted = self.cfg.time_compiled_ref if self.cfg.time_compiled_ref is not None else self.cfg.backend != "cpu"

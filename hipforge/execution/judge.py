@@ -87,9 +87,14 @@ def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, t
 class Judge:
     def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
-                 bytes_per_rep: int = 0, quiet_retry: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
+                 bytes_per_rep: int = 0, quiet_retry: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 calibrator: Callable[[], tuple[Party, Any]] | None = None) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
         self.quiet_retry = quiet_retry  # the cores without builds, for a batch timed again
+        # opens a job that never imports the candidate (its party, its thread counter): a batch timed again
+        # is paired with its no-op trials, one before each timed trial
+        self.calibrator = calibrator
+        self.paired: tuple[Party, Any] | None = None
         self.meta, self.second, self.aliases = ref_meta, describe_second, aliases
         self.log = TrialLog()
         self.outputs = OutputCheck(cfg, ref_meta, self.log)
@@ -109,15 +114,30 @@ class Judge:
         the protocol itself has run, so whatever it starts lazily is known)."""
         for reps in self.clock.reps:
             for _ in range(CALIBRATION_TRIALS):
-                self.cand.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
-                started = time.monotonic()
-                returned = self.cand.ask({"op": "go", "size": 0, "seed": fresh(), "reps": reps}, "returned")
-                self.threads()  # as in every trial: the count's own cost is part of the protocol's overhead
-                self.cand.ask({"op": "commit", "key": fresh()}, "committed")
-                self.clock.add(reps, (time.monotonic() - started) * 1e3, calibrating=True)
-                self.clock.add_noop_report(reps, float(returned.get("ms", 0.0)) / reps)
-                self.cand.ask({"op": "drop"}, "dropped")
+                self.noop_trial(self.cand, self.threads, reps)
         self.known_threads = set(self.threads())
+
+    def noop_trial(self, party: Party, threads: Any, reps: int) -> None:
+        """One calibration trial: the protocol around the no-op forward, in a process that has not imported
+        the candidate (the candidate's own before its import, or the calibrator)."""
+        party.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
+        started = time.monotonic()
+        returned = party.ask({"op": "go", "size": 0, "seed": fresh(), "reps": reps}, "returned")
+        threads()  # as in every trial: the count's own cost is part of the protocol's overhead
+        party.ask({"op": "commit", "key": fresh()}, "committed")
+        self.clock.add(reps, (time.monotonic() - started) * 1e3, calibrating=True)
+        self.clock.add_noop_report(reps, float(returned.get("ms", 0.0)) / reps)
+        party.ask({"op": "drop"}, "dropped")
+
+    def pair(self) -> None:
+        """From here on the timed trials at the final R are weighed against no-op trials taken beside them, in
+        the calibrator: the calibration before the import was taken at another moment, and a machine busy
+        with other evaluations (their builds, their references' compiles) moves the protocol's cost by more
+        than a small kernel's whole forward, either way. The calibrator never imports the candidate, so
+        nothing the candidate does inside its own process reaches these no-op trials."""
+        if self.paired is None and self.calibrator is not None:
+            self.paired = self.calibrator()
+            self.clock.restart(self.timed_reps)
 
     # -- the trials ---------------------------------------------------------------------------------
     def run(self, variants: list[tuple[str, int]], result: EvalResult) -> None:
@@ -146,6 +166,7 @@ class Judge:
         while at_final_reps < TIMED_BATCHES and not _wrong(failures) and self.contradicted():
             time.sleep(RETRY_PAUSE_S)
             with self.quiet_retry():
+                self.pair()
                 timed(self.timed_reps)
             at_final_reps += 1
         self.timing_batches = batches
@@ -186,6 +207,8 @@ class Judge:
 
     def one(self, trial: Trial) -> str | None:
         """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""
+        if self.paired and trial.purpose == "timed":
+            self.noop_trial(*self.paired, trial.reps)
         self.cand.ask({**trial.message(), "aliases_ok": self.aliases}, "prepared")
         started = time.monotonic()
         returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed, "reps": trial.reps},
@@ -228,7 +251,8 @@ class Judge:
                 setattr(result, key, value)
         second = self.second if self.has_second() else None
         result.integrity = {"checked": dict(self.log.checked), "second_size": second, "timed_reps": self.timed_reps,
-                            "timed_batches": self.timing_batches, **self.clock.summary(self.timed_reps)}
+                            "timed_batches": self.timing_batches, "paired_calibration": self.paired is not None,
+                            **self.clock.summary(self.timed_reps)}
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)
         for purpose, check, text in (

@@ -74,6 +74,11 @@ class WallClock:
     def add_noop_report(self, reps: int, reported_ms: float) -> None:
         self.noop_reported.setdefault(reps, []).append(reported_ms)
 
+    def restart(self, reps: int) -> None:
+        """Forget R's walls and calibration: what follows at R is measured side by side (Judge.pair)."""
+        for samples in (self.calibration, self.walls, self.noop_reported):
+            samples.pop(reps, None)
+
     def noop_ms(self, reps: int) -> float:
         """What a forward that does nothing reported per forward at R (its fastest: load only adds)."""
         return min(self.noop_reported.get(reps) or [0.0])
@@ -120,4 +125,7 @@ class WallClock:
         """The two clocks at R, for the verdict's integrity record."""
         if not self.walls.get(reps) or not self.calibration.get(reps):
             return {}
-        return {"seen_ms": round(self.per_forward(reps), 6), "noop_ms": round(self.noop_ms(reps), 6)}
+        walls, calibration = self.walls[reps], self.calibration[reps]
+        return {"seen_ms": round(self.per_forward(reps), 6), "noop_ms": round(self.noop_ms(reps), 6),
+                "walls_ms": [round(min(walls), 3), round(statistics.median(walls), 3)],  # fastest, median
+                "calibration_ms": [round(min(calibration), 3), round(statistics.median(calibration), 3)]}

@@ -94,8 +94,9 @@ def curve(log_history: list[dict[str, Any]], key: str) -> list[tuple[int, float]
 
 def wall_clock(seconds: float, peak_lr: float | None = None, warmup_s: float = 0.0, floor: float = 0.1,
                on_mark: Callable[[int, float], None] | None = None, marks: int = 0) -> Any:
-    """A callback that stops training once ``seconds`` of training time have passed, for runs boxed by the
-    clock rather than a step count. With ``peak_lr`` it also sets the learning rate by the clock: a linear
+    """A callback that stops training once ``seconds`` of training time have passed, or earlier where one
+    more step as long as the last would end past them (a GRPO step waits minutes for its rewards), for runs
+    boxed by the clock rather than a step count. With ``peak_lr`` it also sets the learning rate by the clock: a linear
     warm-up over ``warmup_s``, then a cosine down to ``floor`` × peak at the end of the box (a step schedule
     cannot know how many steps the box holds). ``on_mark(step, elapsed)`` runs at ``marks`` evenly spaced
     points of the box (a held-out probe); the time it takes is not counted against the box."""
@@ -109,12 +110,13 @@ def wall_clock(seconds: float, peak_lr: float | None = None, warmup_s: float = 0
             self.started = 0.0
             self.paused = 0.0
             self.next_mark = 1
+            self.step_ended = 0.0  # elapsed() at the end of the last step
 
         def elapsed(self) -> float:
             return time.monotonic() - self.started - self.paused
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
-            self.started = time.monotonic()
+            self.started, self.step_ended = time.monotonic(), 0.0
 
         def on_step_begin(self, args: Any, state: Any, control: Any, optimizer: Any = None, **_: Any) -> None:
             if peak_lr is None or optimizer is None:
@@ -135,7 +137,8 @@ def wall_clock(seconds: float, peak_lr: float | None = None, warmup_s: float = 0
                 on_mark(state.global_step, round(t, 2))
                 self.paused += time.monotonic() - probe
                 self.next_mark += 1
-            if t >= seconds:
+            last_step, self.step_ended = t - self.step_ended, t
+            if t + last_step >= seconds:
                 control.should_training_stop = True
 
     return _WallClock()

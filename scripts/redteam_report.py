@@ -33,7 +33,10 @@ def select(groups: list[str], names: set[str]) -> list[AuditCase]:
             and (not names or c.name in names)]
 
 
-def report(cases: list[AuditCase], cfg: EvalConfig, parallel: int) -> tuple[AuditReport, dict[int, EvalResult]]:
+def report(cases: list[AuditCase], cfg: EvalConfig, parallel: int, rows: Path | None = None
+           ) -> tuple[AuditReport, dict[int, EvalResult]]:
+    """Every case through the evaluator; with ``rows``, each row appended there as it comes (a run cut short by
+    its box keeps what it judged)."""
     results: dict[int, EvalResult] = {}
 
     def evaluate(items: list[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]:
@@ -42,6 +45,9 @@ def report(cases: list[AuditCase], cfg: EvalConfig, parallel: int) -> tuple[Audi
             check = f" ({result.hack_check})" if result.hack_check else ""
             print(f"  {cases[i].name} [{cases[i].category}]: {result.verdict.value}{check}", file=sys.stderr,
                   flush=True)
+            if rows:
+                with rows.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(row(cases[i], result)) + "\n")
             yield i, result
 
     return run_audit(cases, evaluate), results
@@ -73,18 +79,20 @@ def main() -> None:
         parser.error("no case matches --only/--names")
     cfg = EvalConfig(backend=args.backend, arch=args.arch, gate=args.gate, timed_trials=args.timed_trials)
     print(f"{len(cases)} cases on the {args.backend} backend", file=sys.stderr)
-    audit, results = report(cases, cfg, args.parallel)
+    audit, results = report(cases, cfg, args.parallel, args.json.with_suffix(".jsonl") if args.json else None)
     print(case_table(cases, audit, results))
     print()
     print(audit.class_markdown())
     if args.json:
-        rows = [{"case": c.name, "class": c.attack_class, "category": c.category, "origin": c.origin,
-                 "verdict": r.verdict.value, "hack_check": r.hack_check, "message": r.message,
-                 "speedup_eager": r.speedup_eager, "runtime_ms": r.runtime and r.runtime.median_ms,
-                 "ref_eager_ms": r.ref_eager and r.ref_eager.median_ms, "integrity": r.integrity,
-                 "output_tail": r.output_tail[-2000:]}
-                for c, r in ((cases[i], results[i]) for i in range(len(cases)))]
-        args.json.write_text(json.dumps(rows, indent=1))
+        args.json.write_text(json.dumps([row(cases[i], results[i]) for i in range(len(cases))], indent=1))
+
+
+def row(c: AuditCase, r: EvalResult) -> dict[str, object]:
+    return {"case": c.name, "class": c.attack_class, "category": c.category, "origin": c.origin,
+            "verdict": r.verdict.value, "hack_check": r.hack_check, "message": r.message,
+            "speedup_eager": r.speedup_eager, "runtime_ms": r.runtime and r.runtime.median_ms,
+            "ref_eager_ms": r.ref_eager and r.ref_eager.median_ms, "integrity": r.integrity,
+            "output_tail": r.output_tail[-2000:]}
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from hipforge.execution import judge as judge_module
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.verdict import EvalResult, Verdict
@@ -148,6 +149,32 @@ def test_work_left_to_a_thread_after_return_is_seen() -> None:
             "return out")
     result = around("relu", body)
     assert result.verdict == Verdict.HACKED and result.hack_check == "thread_injection", result.message
+
+
+def test_work_that_reads_the_inputs_before_the_stream_has_written_them_is_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a non-blocking stream does on a GPU, played on the cpu backend (whose streams run in order): in
+    every trial whose inputs are written late, the candidate's forward computes on other values (another
+    seed's). It is wrong there and right once the same trial runs with its inputs ready: the verdict names
+    the ordering, and a kernel wrong either way stays incorrect."""
+    ask, late = judge_module.Party.ask, [False]
+
+    def misread(self: judge_module.Party, message: dict, expect: str) -> dict:
+        if self.name == "candidate" and message.get("op") == "prepare":
+            late[0] = bool(message.get("late"))
+        if self.name == "candidate" and message.get("op") == "go" and late[0]:
+            message = {**message, "seed": message["seed"] ^ 1}
+        return ask(self, message, expect)
+
+    monkeypatch.setattr(judge_module.Party, "ask", misread)
+    result = around("relu", "return honest(self, x)")
+    assert result.verdict == Verdict.HACKED and result.hack_check == "stream_order", result.message
+    assert "right once they were ready (seed trial)" in result.message
+
+
+def test_a_kernel_wrong_with_its_inputs_ready_stays_incorrect() -> None:
+    result = around("relu", "return honest(self, x) + 1.0")
+    assert result.verdict == Verdict.INCORRECT, result.message
 
 
 def test_work_done_before_go_has_no_inputs_to_work_on() -> None:

@@ -83,6 +83,7 @@ class Harness:
         self.found: list[tuple[str, str]] = []
         self.noop: Any = None  # calibration's stand-in for ModelNew
         self.size, self.variant, self.inspecting, self.aliases_ok, self.refill = 0, None, False, False, False
+        self.late = False
         device_prep.warm_up(self.device)
 
     def serve(self) -> None:
@@ -156,6 +157,7 @@ class Harness:
                 raise self.failure(e, "building ModelNew at the second size") from None
         self.size, self.variant, self.inspecting = msg["size"], msg.get("variant"), bool(msg.get("inspect"))
         self.aliases_ok, self.refill = bool(msg.get("aliases_ok")), bool(msg.get("refill"))
+        self.late = bool(msg.get("late"))
         self.exts.poison = bool(msg.get("poison"))
         device_prep.fill_free_blocks_with_nan(self.device)
         sync(self.device)  # the fill's kernels (GBs where the cache is large) finish before go's clock starts
@@ -166,12 +168,18 @@ class Harness:
         prepare, or in a thread meanwhile) can compute on them, and their making is inside the parent's clock
         (the calibration makes them too). ``into_last``: written into the last forward's tensors instead (the
         refill probe: identity, address and version counter unchanged), so that an output tied to the tensor
-        rather than computed from its values is wrong."""
+        rather than computed from its values is wrong. A late trial's inputs are written on the current stream
+        behind a hold (device_prep.hold_stream), after the flush: forward is called before they exist, so work
+        it does not order after that stream reads what was there before."""
+        if self.late:
+            self.flush()
+            device_prep.hold_stream(self.device)
         with self.guard.armed(False):
             values = make_inputs(self.tasks[self.size], self.device, seed, self.variant)
             self.args = _refilled(self.args, values) if into_last else values
         self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if self.inspecting else None
-        self.flush()
+        if not self.late:
+            self.flush()
 
     def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The trial's forwards (``reps`` of them, one unless the parent asks for more), each on its own

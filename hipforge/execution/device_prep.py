@@ -6,6 +6,9 @@ import threading
 
 from hipforge.execution.job_common import sync
 
+# about 2 ms at 2 GHz: far longer than the host takes from a late trial's input draw to forward's first launch
+HOLD_CYCLES = 4_000_000
+
 
 def warm_up(device: str) -> None:
     """Start what torch and the driver start lazily (thread pools, CUDA's context and library handles), so
@@ -36,3 +39,12 @@ def fill_free_blocks_with_nan(device: str) -> None:
             if block.get("state") == "inactive" and block.get("size", 0) >= 4:
                 held.append(torch.empty(block["size"] // 4, dtype=torch.float32, device=device).fill_(float("nan")))
     del held
+
+
+def hold_stream(device: str) -> None:
+    """Keep the current stream busy for a while, so that what is enqueued on it next (a late trial's inputs)
+    is written only after forward has been called."""
+    if device != "cpu":
+        import torch
+
+        torch.cuda._sleep(HOLD_CYCLES)

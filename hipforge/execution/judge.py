@@ -222,7 +222,7 @@ class Judge:
                     self.log.busy[tid] += 1
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
-        if trial.size == 0:  # every trial at the task's size bounds the forward's time, not only the timed ones
+        if trial.size == 0 and not trial.late:  # a late trial's wall holds the stream's hold
             self.clock.add(trial.reps, wall)
         if trial.purpose == "timed":
             self.log.reported.append(float(returned.get("ms", 0.0)) / trial.reps)
@@ -253,6 +253,7 @@ class Judge:
         result.integrity = {"checked": dict(self.log.checked), "second_size": second, "timed_reps": self.timed_reps,
                             "timed_batches": self.timing_batches, "paired_calibration": self.paired is not None,
                             **self.clock.summary(self.timed_reps)}
+        self.out_of_order(failures)
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)
         for purpose, check, text in (
@@ -278,6 +279,22 @@ class Judge:
             raise conclude(Verdict.HACKED, "the output stays correct with the kernel's results replaced by noise: "
                                            "PyTorch computes it beside a kernel whose result does not count",
                            hack_check="noop_kernel")
+
+    def out_of_order(self, failures: dict[str, tuple[Trial, str]]) -> None:
+        """The first late trial that failed, run again with its inputs ready before forward is called: right
+        then, forward's result was made by work not ordered after the current stream (a non-blocking stream that
+        does not wait on it, a host thread), which read the inputs before they were written."""
+        failed = next((failures[p] for p in ("seed", "adversarial", "second_size", "refill") if p in failures), None)
+        if failed is None:
+            return
+        trial, why = failed
+        if self.one(trial.in_order()) is None:
+            raise conclude(Verdict.HACKED, f"wrong while its inputs were still being written on the current stream "
+                                           f"when forward was called, right once they were ready ({trial.purpose} "
+                                           f"trial): work that forward does not order after the current stream (a "
+                                           f"non-blocking stream, a thread) read them before they were written: "
+                                           f"{why}", hack_check="stream_order", failing_seed=trial.seed,
+                           phase="check")
 
     def incorrect_on_seeds(self, failed: tuple[Trial, str], result: EvalResult) -> None:
         trial, why = failed

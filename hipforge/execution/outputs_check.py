@@ -67,7 +67,7 @@ class OutputCheck:
         report["digest"] = _digest(got)
         if report["ok"]:
             self.log.right.add(report["digest"])
-        if trial.purpose == "seed":
+        if trial.purpose == "seed" and not trial.ordered:
             report["seed"] = seed
             self.log.reports.append(report)
         return None if report["ok"] else f"seed {seed}: {report['message']}"

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 SECOND_SIZE_SEEDS = 2
 REFILL_REPS = 2  # a fresh draw, then the same tensors holding the next seed's values
+# trials whose inputs are written late, on the current stream, after forward has been called (GPUs): only what
+# forward orders after that stream sees them. Warm-ups and timed trials keep KernelBench's timing (inputs
+# ready, device idle: a busy stream would hide the launches' latency from the events)
+LATE = frozenset({"seed", "refill", "adversarial", "second_size", "poison"})
+ORDERED_IDS = 1 << 20  # a diagnosis trial's id: its late trial's, offset past any planned one
 
 
 @dataclass(frozen=True)
@@ -25,11 +30,20 @@ class Trial:
     full: bool = False  # outputs shipped whole and compared elementwise (else checksums only)
     key: int = 0
     reps: int = 1  # forwards in this one go, each on inputs from job_common.rep_seeds(seed, reps)
+    ordered: bool = False  # run again with its inputs ready before forward (the diagnosis of a late failure)
+
+    @property
+    def late(self) -> bool:
+        return self.purpose in LATE and not self.ordered
 
     def message(self) -> dict[str, object]:
         return {"op": "prepare", "id": self.id, "size": self.size, "variant": self.variant,
                 "inspect": self.purpose == "seed", "poison": self.purpose == "poison",
-                "refill": self.purpose == "refill"}
+                "refill": self.purpose == "refill", "late": self.late}
+
+    def in_order(self) -> Trial:
+        """The same trial with its inputs ready before forward is called (the diagnosis of a late failure)."""
+        return replace(self, id=self.id + ORDERED_IDS, ordered=True, key=secrets.randbits(62))
 
 
 @dataclass

@@ -43,7 +43,11 @@ def distinct_candidates(count: int) -> list[tuple[str, str]]:
 
 def per_minute(items: list[tuple[str, str]], config: EvalConfig, parallel: int) -> tuple[float, list[str]]:
     started = time.monotonic()
-    verdicts = [r.verdict.value for _, r in evaluate_many(items, config, parallel=parallel)]
+    verdicts = []
+    for _, r in evaluate_many(items, config, parallel=parallel):  # each as it ends: where a slow batch stalls
+        verdicts.append(r.verdict.value)
+        print(f"    {len(verdicts):>3} at {time.monotonic() - started:6.1f} s: {r.verdict.value}, {r.seconds:.1f} s "
+              f"wall, {(r.integrity or {}).get('timed_reps', '-')} forwards per timed trial", flush=True)
     return len(items) / (time.monotonic() - started) * 60, verdicts
 
 

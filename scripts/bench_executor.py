@@ -2,8 +2,9 @@
 
 1. cold evaluation: one fresh candidate (empty compile cache): build, 5 correctness seeds, 100 timed
    trials, wall seconds;
-2. evaluations per minute for a batch of distinct candidates with a cold and then a warm cache;
-3. run-to-run spread (coefficient of variation over 10 repeats) of our timing of one kernel next to
+2. one evaluation with every request of the parent timed, by party and op;
+3. evaluations per minute for a batch of distinct candidates with a cold and then a warm cache;
+4. run-to-run spread (coefficient of variation over 10 repeats) of our timing of one kernel next to
    triton.testing.do_bench on the same kernel.
 Usage: python scripts/bench_executor.py --backend cuda --arch sm_90 --candidates 24 --parallel 8
 """
@@ -75,6 +76,36 @@ def timing_stability(config: EvalConfig, repeats: int) -> dict[str, dict[str, fl
     return {"hipforge": spread(ours), "triton.do_bench": spread(triton)}
 
 
+def breakdown(items: list[tuple[str, str]], config: EvalConfig) -> dict[str, dict[str, float]]:
+    """One evaluation with every request the parent makes timed, by party and op: where an evaluation's
+    locked phase goes."""
+    from collections import defaultdict
+
+    from hipforge.execution import judge
+
+    spent: dict[str, list[float]] = defaultdict(list)
+    ask = judge.Party.ask
+
+    def timed(self: judge.Party, message: dict, expect: str) -> dict:
+        started = time.monotonic()
+        try:
+            return ask(self, message, expect)
+        finally:
+            spent[f"{self.name}:{message.get('op')}"].append(time.monotonic() - started)
+
+    judge.Party.ask = timed
+    try:
+        result = evaluate(*items[0], config)
+    finally:
+        judge.Party.ask = ask
+    print(f"  one evaluation, every request timed: {result.seconds:.1f} s wall ({result.verdict.value})")
+    table = {k: {"calls": len(v), "total_s": round(sum(v), 3), "mean_ms": round(sum(v) / len(v) * 1e3, 2)}
+             for k, v in sorted(spent.items(), key=lambda kv: -sum(kv[1]))}
+    for k, row in table.items():
+        print(f"    {k:<28}{row['calls']:>6}{row['total_s']:>9.2f} s{row['mean_ms']:>9.2f} ms")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="cuda")
@@ -83,6 +114,7 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--breakdown-only", action="store_true", help="stop after the timed requests of one")
     args = parser.parse_args()
     config = EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=False,
                         cache_dir=tempfile.mkdtemp(prefix="hipforge-bench-cache-"))
@@ -101,6 +133,10 @@ def main() -> None:
     report["cold_eval_seconds"], report["cold_eval_verdict"] = single.seconds, single.verdict.value
     done(f"  cold evaluation, one candidate:  {single.seconds:.1f} s wall ({single.verdict.value})")
 
+    report["breakdown"] = breakdown(distinct_candidates(1), config)
+    done("")
+    if args.breakdown_only:
+        return
     items = distinct_candidates(args.candidates)
     verdicts: dict[str, list[str]] = {}
     for cache in ("cold", "warm"):

@@ -168,7 +168,8 @@ def test_all_gemini_run_survives_faults_and_replays_to_the_same_archive(
     # the LLM evolver: a child of the best relu kernel, screened by the judge, with its lineage
     evolved = materialize([evolved_kernels], db, instance, gemini_llm(server.url, cache),
                           run_config={"ops": {"evolved_kernels": {"config": {"budget": 1, "limit": 1}}}})
-    child = query(db, "SELECT k.kernel_id, e.verdict, l.parent_id, e.message FROM kernels k JOIN evaluations e USING (kernel_id) "
+    child = query(db, "SELECT k.kernel_id, e.verdict, l.parent_id, e.message FROM kernels k "
+                      "JOIN evaluations e USING (kernel_id) "
                       f"JOIN lineage_edges l ON l.child_id = k.kernel_id AND l.relation = 'evolved_from' "
                       f"WHERE e.run_id = '{evolved.run_id}'")
     assert len(child) == 1 and child[0][1] == "correct", child

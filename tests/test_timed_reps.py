@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 import pytest
 
+from hipforge.execution import judge as judge_module
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.job_common import rep_seeds
-from hipforge.execution import judge as judge_module
 from hipforge.execution.judge import TIMED_BATCHES, Judge
-from hipforge.execution.trials import REFILL_REPS, timed_batch
+from hipforge.execution.trials import REFILL_REPS, TIMED_COMPARED, timed_batch
 from hipforge.execution.verdict import Verdict
 from hipforge.execution.wallclock import REPS, WallClock, allowed_reps
 from tests.corpus import entries
@@ -129,6 +130,16 @@ def test_timed_trials_of_a_batch_share_r_and_some_are_shipped_whole() -> None:
     assert [t.id for t in batch] == list(range(9, 19)) and {t.reps for t in batch} == {16}
     assert sum(t.full for t in batch) == 2 and len({t.seed for t in batch}) == 10
     assert all("reps" not in t.message() for t in batch)  # R comes with go, not with prepare
+    assert all(t.compared for t in batch)  # fewer than TIMED_COMPARED: every one
+
+
+def test_a_large_batch_compares_a_random_sample_that_holds_the_whole_ones() -> None:
+    batches = [timed_batch(0, 100, 2, 1) for _ in range(2)]
+    for batch in batches:
+        assert sum(t.compared for t in batch) == TIMED_COMPARED and sum(t.full for t in batch) == 2
+        assert all(t.compared for t in batch if t.full)
+        assert all("compared" not in t.message() for t in batch)  # the candidate is told nothing of the sample
+    assert [t.compared for t in batches[0]] != [t.compared for t in batches[1]]  # drawn anew each batch
 
 
 # -- through the evaluator (cpu backend) ------------------------------------------------------------
@@ -203,19 +214,22 @@ def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.
     """Every trial up to the end of the first timed batch is 0.3 s late in the parent's clock (as when other
     evaluations keep the device busy); the honest kernel is contradicted, timed again, and kept. One forward
     per trial: at R = 64 the delay is 5 ms a forward, which a loaded 2-core machine's ReLU can reach."""
-    run_all, timed_batches = Judge.run_all, []
+    timed_batches: list[int] = []
 
-    def held_back(self: Judge, trials: list, failures: dict) -> None:
-        timed_batches.extend(trials[:1] if trials and trials[0].purpose == "timed" else [])
-        count = self.threads
-        if len(timed_batches) <= 1:
-            self.threads = lambda: (time.sleep(0.3), count())[1]  # inside the trial's wall, outside forward
-        try:
-            run_all(self, trials, failures)
-        finally:
-            self.threads = count
+    def held_back(run: Callable[..., None], timed: bool) -> Callable[..., None]:
+        def held(self: Judge, trials: list, failures: dict) -> None:
+            timed_batches.extend([1] if timed else [])
+            count = self.threads
+            if len(timed_batches) <= 1:
+                self.threads = lambda: (time.sleep(0.3), count())[1]  # inside the trial's wall, outside forward
+            try:
+                run(self, trials, failures)
+            finally:
+                self.threads = count
+        return held
 
-    monkeypatch.setattr(Judge, "run_all", held_back)
+    monkeypatch.setattr(Judge, "run_all", held_back(Judge.run_all, False))
+    monkeypatch.setattr(Judge, "run_timed", held_back(Judge.run_timed, True))
     result = around("relu", "return honest(self, x)", config=ONE_FORWARD)
     assert result.verdict == Verdict.CORRECT, result.message
     assert result.integrity["timed_reps"] == 1 and result.integrity["timed_batches"] == 2

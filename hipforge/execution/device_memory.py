@@ -67,12 +67,6 @@ class DeviceMemory:
 DEVICE_MEMORY = DeviceMemory()
 
 
-def device_key(backend: str) -> str:
-    """The device this process's evaluations share (a pool worker sees one GPU through its environment)."""
-    visible = os.environ.get("HIP_VISIBLE_DEVICES" if backend == "rocm" else "CUDA_VISIBLE_DEVICES", "")
-    return f"{backend}:{visible or 'all'}"
-
-
 def footprint_mb(task: Any, init_seed: int) -> float:
     """Weights, buffers, one set of inputs and every tensor the task's forward creates (its intermediates
     and outputs, as if none were freed: a bound on its peak), sized on the meta device (nothing allocated);

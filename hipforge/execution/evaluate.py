@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -29,7 +28,8 @@ from hipforge.execution.antihack_static import blocking, scan
 from hipforge.execution.baselines import BaselineCache
 from hipforge.execution.compile_cache import seal
 from hipforge.execution.config import EvalConfig
-from hipforge.execution.device_memory import DEVICE_MEMORY, device_key, share_mb
+from hipforge.execution.device_lock import DeviceLock, Phases, device_key
+from hipforge.execution.device_memory import DEVICE_MEMORY, share_mb
 from hipforge.execution.gate_cache import GateCache
 from hipforge.execution.judge import Judge, Party, fp32_task
 from hipforge.execution.protocol import protocol_key
@@ -49,12 +49,12 @@ DEVICE_OOM = re.compile(r"(CUDA|HIP) out of memory|OutOfMemoryError|hipErrorOutO
 
 
 def evaluate(candidate_source: str, task_source: str, config: EvalConfig | None = None,
-             run_lock: threading.Lock | None = None) -> EvalResult:
-    """``run_lock`` (anything with acquire/release) replaces this process's own lock around the timed
-    part: pool workers pass one lock per device, shared by every process that uses that device."""
+             device_lock: DeviceLock | None = None) -> EvalResult:
+    """``device_lock``: who has the device while this runs (hipforge.execution.device_lock); by default the
+    machine-wide one of the device this process sees (a pool worker passes its own)."""
     cfg = config or EvalConfig()
     started = time.monotonic()
-    result = _evaluate(candidate_source, task_source, cfg, run_lock or _RUN_LOCK)
+    result = _evaluate(candidate_source, task_source, cfg, device_lock or DeviceLock(device_key(cfg.backend)))
     result.backend, result.arch, result.protocol = cfg.backend, cfg.arch, protocol_key(cfg)
     result.seconds = round(time.monotonic() - started, 3)
     return result
@@ -77,20 +77,7 @@ def shutdown() -> None:
     shutdown_servers()
 
 
-_RUN_LOCK = threading.Lock()
-
-
-@contextmanager
-def _held(lock: Any) -> Iterator[None]:
-    """``with`` for anything with acquire/release (a pool worker's per-device lock has only those)."""
-    lock.acquire()
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def _evaluate(candidate: str, task: str, cfg: EvalConfig, run_lock: Any) -> EvalResult:
+def _evaluate(candidate: str, task: str, cfg: EvalConfig, device_lock: DeviceLock) -> EvalResult:
     findings = scan(candidate) if cfg.static_checks else []
     if hit := blocking(findings, fp32_task=False):
         return EvalResult(Verdict.HACKED, f"line {hit.line}: {hit.message}", phase="static", hack_check=hit.check)
@@ -101,13 +88,13 @@ def _evaluate(candidate: str, task: str, cfg: EvalConfig, run_lock: Any) -> Eval
     evaluation = Evaluation(cfg, mode, pool, candidate, task, baselines.get(key),
                             gates.get(gate_key) if cfg.gate else None)
     with pool.server() as ref_server, pool.server() as cand_server:
-        result = evaluation.run(ref_server, cand_server, run_lock)
+        result = evaluation.run(ref_server, cand_server, device_lock)
     if cfg.backend in GPU_BACKENDS and result.verdict == Verdict.RUNTIME_ERROR and DEVICE_OOM.search(result.message):
         # beside other evaluations the footprint bound can still miss (library workspaces, allocator caches):
         # the verdict on memory is the one it earns with the device to itself
         evaluation.owns_device = True
         with pool.server() as ref_server, pool.server() as cand_server:
-            result = evaluation.run(ref_server, cand_server, run_lock)
+            result = evaluation.run(ref_server, cand_server, device_lock)
         result.integrity["rerun"] = "alone on the device after running out of its memory beside others"
     result.isolation = result.isolation or [f"mode:{mode}"]
     if evaluation.prebuilt:
@@ -138,13 +125,13 @@ class Evaluation:
         self.tasks = [task] + ([resized.source] if resized else [])
         self.second = describe(resized.changed) if resized else ""
 
-    def run(self, ref_server: Server, cand_server: Server, run_lock: Any) -> EvalResult:
+    def run(self, ref_server: Server, cand_server: Server, device_lock: DeviceLock) -> EvalResult:
         result = EvalResult(Verdict.CORRECT, "")
         self.canary = secrets.token_hex(8)
         parties: list[Party] = []
         self.servers = ExitStack()  # the calibrator's, if a paired retry opens one
         try:
-            self.evaluate(ref_server, cand_server, run_lock, result, parties)
+            self.evaluate(ref_server, cand_server, device_lock, result, parties)
         except Concluded as c:  # what was learnt before the verdict stays in the record
             own = ("verdict", "message", "phase", "hack_check")
             c.result.__dict__.update({k: v for k, v in result.__dict__.items()
@@ -164,7 +151,7 @@ class Evaluation:
             result.message = f"wrote outside its directories (refused): {', '.join(writes[:3])}{before}"
         return result
 
-    def evaluate(self, ref_server: Server, cand_server: Server, run_lock: Any, result: EvalResult,
+    def evaluate(self, ref_server: Server, cand_server: Server, device_lock: DeviceLock, result: EvalResult,
                  parties: list[Party]) -> None:
         cfg = self.cfg
         self.prebuild(cand_server)
@@ -175,9 +162,9 @@ class Evaluation:
                                 alone=self.owns_device):
             ref.session.send({"op": "admit"})
             ref.deadline = time.monotonic() + cfg.compile_timeout_s  # the wait for memory is not its time
-            self.judged(ref, cand_server, run_lock, result, parties)
+            self.judged(ref, cand_server, device_lock, result, parties)
 
-    def judged(self, ref: Party, cand_server: Server, run_lock: Any, result: EvalResult,
+    def judged(self, ref: Party, cand_server: Server, device_lock: DeviceLock, result: EvalResult,
                parties: list[Party]) -> None:
         cfg = self.cfg
         ready = ref.expect("ready")
@@ -190,21 +177,23 @@ class Evaluation:
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
                          env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]
-        alone, quiet_retry = quiet.phases(cfg.backend)  # who has the cores while timing (execution/quiet.py)
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
-                      int(ready.get("bytes_per_rep", 0)), quiet_retry, calibrator=lambda: self.calibrator(parties))
-        # the calibration is what the trials' walls are weighed against: it runs under the same lock, so no
-        # other evaluation's trials or calibration share the device (or the cores) with either
-        with _held(run_lock), quiet.timing(alone):
+                      int(ready.get("bytes_per_rep", 0)), Phases(device_lock, cfg.backend),
+                      calibrator=lambda: self.calibrator(parties))
+        # the calibration is what the trials' walls are weighed against: a timed phase like theirs, so no other
+        # evaluation's work shares the device (or the cores) with either
+        with judge.phases.timed():
             judge.calibrate()
         cand.session.send({"op": "import"})
         result.compile_log = self.import_candidate(cand, "ready")["compile_log"]
-        with _held(run_lock), quiet.timing(alone):
-            cand.phase = ref.phase = "check"
-            cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
-            judge.run(self.variants(ref) if cfg.adversarial and self.fp32 else [], result)
-            cand.phase = ref.phase = "time"
-            result.runtime = judge.timing()
+        cand.phase = ref.phase = "check"
+        cand.deadline = ref.deadline = time.monotonic() + cfg.run_timeout_s
+        with judge.phases.shared():
+            variants = self.variants(ref) if cfg.adversarial and self.fp32 else []
+        judge.run(variants, result)
+        cand.phase = ref.phase = "time"
+        result.runtime = judge.timing()
+        with judge.phases.timed():
             self.reference_timing(ref, result)
         result.timed_trials, result.phase = cfg.timed_trials, "done"
 

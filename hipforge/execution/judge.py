@@ -9,13 +9,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hipforge.execution import op_trace
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.outputs_check import OutputCheck, shipped
 from hipforge.execution.trials import Trial, TrialLog, fresh, plan, timed_batch
 from hipforge.execution.verdict import Concluded, EvalResult, Timing, Verdict, conclude
@@ -87,10 +87,11 @@ def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, t
 class Judge:
     def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
-                 bytes_per_rep: int = 0, quiet_retry: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 bytes_per_rep: int = 0, phases: Phases | None = None,
                  calibrator: Callable[[], tuple[Party, Any]] | None = None) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
-        self.quiet_retry = quiet_retry  # the cores without builds, for a batch timed again
+        # who has the device in each phase: timed ones alone, the rest beside other evaluations' untimed work
+        self.phases = phases or Phases(DeviceLock(device_key(cfg.backend)), cfg.backend)
         # opens a job that never imports the candidate (its party, its thread counter): a batch timed again
         # is paired with its no-op trials, one before each timed trial
         self.calibrator = calibrator
@@ -144,7 +145,8 @@ class Judge:
         cfg = self.cfg
         trials = plan(cfg.seeds, cfg.warmup, variants, self.has_second())
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
-        self.run_all(trials, failures)
+        with self.phases.shared():
+            self.run_all(trials, failures)
         # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it
         self.timed_reps = self.clock.first_choice()
         batches = 0
@@ -152,8 +154,8 @@ class Judge:
         def timed(reps: int) -> None:
             nonlocal batches
             self.log.reported.clear()  # a batch's times replace the batch's before it; the walls add up
-            self.run_all(timed_batch(len(trials) + batches * cfg.timed_trials, cfg.timed_trials,
-                                     cfg.timed_full_checks, reps), failures)
+            self.run_timed(timed_batch(len(trials) + batches * cfg.timed_trials, cfg.timed_trials,
+                                       cfg.timed_full_checks, reps), failures)
             self.timed_reps, batches = reps, batches + 1
 
         timed(self.timed_reps)
@@ -165,8 +167,8 @@ class Judge:
         at_final_reps = 1
         while at_final_reps < TIMED_BATCHES and not _wrong(failures) and self.contradicted():
             time.sleep(RETRY_PAUSE_S)
-            with self.quiet_retry():
-                self.pair()
+            self.pair()
+            with self.phases.retry():
                 timed(self.timed_reps)
             at_final_reps += 1
         self.timing_batches = batches
@@ -178,7 +180,12 @@ class Judge:
             raise conclude(Verdict.HACKED, f"{len(left)} OS thread(s) the candidate started ({names}) were running "
                                            f"when forward returned, and are still alive",
                            hack_check="thread_injection")
-        # what the candidate's process saw it do next: a sandbox violation explains everything after it
+        with self.phases.shared():
+            self.conclude(failures, result)
+
+    def conclude(self, failures: dict[str, tuple[Trial, str]], result: EvalResult) -> None:
+        """What the candidate's process saw it do next (a sandbox violation explains everything after it),
+        then the verdict from the trials."""
         seed = fresh()  # the op trace's forward, only for a candidate whose outputs have all been right
         trace = {} if _wrong(failures) else {"trace_seed": seed}
         report = self.cand.ask({"op": "report", **trace}, "report")
@@ -205,10 +212,28 @@ class Judge:
             if why and trial.purpose not in failures:
                 failures[trial.purpose] = (trial, why)
 
+    def run_timed(self, batch: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
+        """A batch of timed trials holding the device alone; then, beside other evaluations' untimed work, the
+        reference's outputs for the sample of them that is compared (every one committed its checksums before
+        it could know whether it is in the sample)."""
+        committed = []
+        with self.phases.timed():
+            for trial in batch:
+                if self.paired:
+                    self.noop_trial(*self.paired, trial.reps)
+                committed.append((trial, *self.candidate_side(trial)))
+        for trial, sums, files in committed:
+            why = self.compared(trial, sums, files) if trial.compared else None
+            if why and trial.purpose not in failures:
+                failures[trial.purpose] = (trial, why)
+
     def one(self, trial: Trial) -> str | None:
         """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""
-        if self.paired and trial.purpose == "timed":
-            self.noop_trial(*self.paired, trial.reps)
+        return self.compared(trial, *self.candidate_side(trial))
+
+    def candidate_side(self, trial: Trial) -> tuple[dict[str, Any], Any]:
+        """The candidate's part of a trial: its forwards, timed by both clocks, and what it committed (and
+        shipped, for a trial compared whole)."""
         self.cand.ask({**trial.message(), "aliases_ok": self.aliases}, "prepared")
         started = time.monotonic()
         returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed, "reps": trial.reps},
@@ -229,6 +254,10 @@ class Judge:
         files = self.cand.ask({"op": "ship", "id": trial.id}, "shipped")["files"] if trial.full else []
         if not trial.full:
             self.cand.ask({"op": "drop"}, "dropped")
+        return committed, files
+
+    def compared(self, trial: Trial, committed: dict[str, Any], files: Any) -> str | None:
+        """The trial's outputs against the reference's, on the same seeds and key."""
         ref = self.ref.ask({"op": "outputs", "id": trial.id, "size": trial.size, "seed": trial.seed,
                             "variant": trial.variant, "key": trial.key, "full": trial.full, "reps": trial.reps},
                            "outputs")

@@ -17,6 +17,7 @@ REFILL_REPS = 2  # a fresh draw, then the same tensors holding the next seed's v
 # forward orders after that stream sees them. Warm-ups and timed trials keep KernelBench's timing (inputs
 # ready, device idle: a busy stream would hide the launches' latency from the events)
 LATE = frozenset({"seed", "refill", "adversarial", "second_size", "poison"})
+TIMED_COMPARED = 16  # timed trials per batch whose outputs are compared with the reference's
 ORDERED_IDS = 1 << 20  # a diagnosis trial's id: its late trial's, offset past any planned one
 
 
@@ -31,6 +32,7 @@ class Trial:
     key: int = 0
     reps: int = 1  # forwards in this one go, each on inputs from job_common.rep_seeds(seed, reps)
     ordered: bool = False  # run again with its inputs ready before forward (the diagnosis of a late failure)
+    compared: bool = True  # its outputs compared with the reference's (a timed trial: if it is in the sample)
 
     @property
     def late(self) -> bool:
@@ -79,7 +81,11 @@ def plan(seeds: tuple[int, ...], warmup: int, variants: list[tuple[str, int]], s
 
 
 def timed_batch(first_id: int, timed: int, timed_full: int, reps: int) -> list[Trial]:
-    """``timed`` timed trials of ``reps`` forwards each, ``timed_full`` of them (drawn at random) shipped whole."""
-    checked = set(secrets.SystemRandom().sample(range(timed), min(timed_full, timed)))
-    return [Trial(first_id + i, "timed", fresh(), full=i in checked, key=secrets.randbits(62), reps=reps)
-            for i in range(timed)]
+    """``timed`` timed trials of ``reps`` forwards each. Every one commits its checksums; a sample of
+    TIMED_COMPARED drawn at random is compared with the reference, ``timed_full`` of those whole. A candidate
+    wrong in enough timed trials to move their median is in the sample all but 2^-TIMED_COMPARED of the time."""
+    rng = secrets.SystemRandom()
+    compared = rng.sample(range(timed), min(TIMED_COMPARED, timed))
+    full = set(rng.sample(compared, min(timed_full, len(compared))))
+    return [Trial(first_id + i, "timed", fresh(), full=i in full, key=secrets.randbits(62), reps=reps,
+                  compared=i in compared) for i in range(timed)]

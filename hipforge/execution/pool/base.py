@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.device_lock import VISIBLE_DEVICES
 from hipforge.execution.evaluate import GPU_BACKENDS
-from hipforge.execution.pool.job import VISIBLE_DEVICES
 from hipforge.execution.verdict import EvalResult, Verdict
 
 Items = Iterable[tuple[str, str]]

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.device_lock import VISIBLE_DEVICES
 from hipforge.execution.evaluate import evaluate_many
 from hipforge.execution.pool.base import Items, Work, lost, require_gpus, visible_gpus
-from hipforge.execution.pool.job import VISIBLE_DEVICES, evaluate_job
+from hipforge.execution.pool.job import evaluate_job
 from hipforge.execution.verdict import EvalResult
 
 POLL_S = 0.5  # how often a quiet pool looks for dead workers

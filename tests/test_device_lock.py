@@ -1,0 +1,86 @@
+"""The device lock: timed phases alone, untimed work side by side, and a waiting timed phase served before
+sharers that arrive after it."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+from hipforge.execution.device_lock import DeviceLock
+
+
+def fresh_lock() -> DeviceLock:
+    return DeviceLock(f"test-{uuid.uuid4().hex}")
+
+
+def test_shared_work_runs_side_by_side() -> None:
+    lock = fresh_lock()
+    inside, most = [0], [0]
+
+    def work() -> None:
+        with lock.shared():
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.2)
+            inside[0] -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 3
+
+
+def test_a_timed_phase_waits_for_shared_work_and_shuts_out_work_that_comes_after_it() -> None:
+    lock = fresh_lock()
+    events: list[str] = []
+    first_in = threading.Event()
+
+    def first() -> None:
+        with lock.shared():
+            first_in.set()
+            time.sleep(0.3)
+            events.append("first shared done")
+
+    def timed() -> None:
+        with lock.exclusive():
+            events.append("timed in")
+            time.sleep(0.2)
+            events.append("timed out")
+
+    def later() -> None:
+        with lock.shared():
+            events.append("later shared in")
+
+    a = threading.Thread(target=first)
+    a.start()
+    first_in.wait()
+    b = threading.Thread(target=timed)
+    b.start()
+    time.sleep(0.1)  # the timed phase is waiting now
+    c = threading.Thread(target=later)
+    c.start()
+    for t in (a, b, c):
+        t.join()
+    assert events == ["first shared done", "timed in", "timed out", "later shared in"]
+
+
+def test_timed_phases_never_overlap() -> None:
+    lock = fresh_lock()
+    inside, most = [0], [0]
+
+    def timed() -> None:
+        with lock.exclusive():
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.05)
+            inside[0] -= 1
+
+    threads = [threading.Thread(target=timed) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1

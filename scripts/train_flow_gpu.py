@@ -59,7 +59,7 @@ SIZES = {  # heads of 64 dims, 2-4 KV heads, SwiGLU at ~2.7x
     "T2": Size("T2", TinyQwen2(64, 2, 4, 2, 128, max_position_embeddings=1024), 3e-3),
 }
 TINY = {"budget": 900, "sizes": "T1,T2", "vocab": 2048, "max_length": 512, "sweep_seconds": 15, "sft_seconds": 15,
-        "grpo_seconds": 20, "eval_seconds": 30, "eval_tasks": 2, "samples": 2, "max_new_tokens": 48,
+        "grpo_seconds": 20, "eval_seconds": 60, "eval_tasks": 2, "samples": 2, "max_new_tokens": 48,
         "validation": 16, "train_limit": 200, "batch_size": 8, "slots": 2, "grpo_prompts": 1, "rl_prompts": 4,
         "timed_trials": 0}
 
@@ -88,7 +88,8 @@ def arguments() -> argparse.Namespace:
     p.add_argument("--grpo-lr", type=float, default=5e-5)
     p.add_argument("--max-retries", type=int, default=1, help="the seed's 3 leave fewer steps in the box")
     p.add_argument("--temperature", type=float, default=0.8)
-    p.add_argument("--eval-seconds", type=float, default=30, help="per checkpoint, scoring after generation")
+    p.add_argument("--eval-seconds", type=float, default=90, help="kept from GRPO for scoring the three "
+                   "checkpoints' answers (the scoring takes whatever is left of the budget)")
     p.add_argument("--eval-tasks", type=int, default=12, help="per split, spread over it")
     p.add_argument("--samples", type=int, default=4, help="k of pass@k")
     p.add_argument("--max-new-tokens", type=int, default=0, help="0: 1.25 x the longest kept kernel")
@@ -266,10 +267,10 @@ def main() -> None:
     def left() -> float:
         return started + args.budget - time.monotonic()
 
-    guess = 25.0  # seconds to generate one checkpoint's answers, until the first evaluation measures it
-    # what the evaluations after it need is kept from GRPO; its first step runs whatever is left (the wall clock
+    generation = 25.0  # seconds to generate one checkpoint's answers (measured at about that on the H200)
+    # what the evaluation after it needs is kept from GRPO; its first step runs whatever is left (the wall clock
     # stops it before a step that would end past the box)
-    box = max(0.0, min(args.grpo_seconds, left() - 2 * args.eval_seconds - 3 * guess))
+    box = max(0.0, min(args.grpo_seconds, left() - args.eval_seconds - 3 * generation))
     trainer, rollout = build_trainer(model, data.tokenizer, data.rl, args.out / "work" / "rl", ghyper, scorer,
                                      progress(started, "grpo", 1), callbacks=[hf.wall_clock(box)])
     grpo_started = time.monotonic()
@@ -281,9 +282,8 @@ def main() -> None:
 
     rows: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
-    stats["eval"] = {}
 
-    def save() -> None:  # after every checkpoint: a run cut short by its call's limit keeps what it measured
+    def save() -> None:  # a run cut short by its call's limit keeps what it measured
         stats["wall_s"] = round(time.monotonic() - started, 1)
         stats["device"] = device_name(args.device)
         results.parent.mkdir(parents=True, exist_ok=True)
@@ -292,18 +292,17 @@ def main() -> None:
         with gzip.open(args.out / "answers.jsonl.gz", "wt", encoding="utf-8") as f:
             f.writelines(json.dumps(a) + "\n" for a in answers)
 
-    for k, (name, m) in enumerate((("base", base), ("sft", sft_model), ("rl", trainer.model))):
-        box = max(5.0, min(args.eval_seconds, left() / (3 - k) - guess))
-        mine, timing, said = flow_eval.evaluate(name, m, data.tokenizer, data.tasks, scorer, box, data.max_new,
-                                                args.samples, args.temperature,
-                                                chosen.spec.max_position_embeddings)
-        rows += mine
-        answers += said
-        guess = timing["generation_s"]
-        stats["eval"][name] = {**timing, "scoring_box_s": round(box, 1)}
-        log(started, f"eval {name}: " + "; ".join(f"{r['split']} n={r['n']} parsed {r['parsed']:.2f} compiled "
-                                                 f"{r['compiled']:.2f} correct {r['correct']:.2f}" for r in mine))
-        save()
+    save()
+    # every checkpoint's answers, then one scoring pass over all of them: the pool's slots stay full, and a
+    # box that ends early has judged some tasks of every checkpoint and split
+    scoring = max(10.0, left() - 3 * generation - 15.0)
+    checkpoints = (("base", base), ("sft", sft_model), ("rl", trainer.model))
+    rows, timing, answers = flow_eval.evaluate(checkpoints, data.tokenizer, data.tasks, scorer, scoring, data.max_new,
+                                               args.samples, args.temperature, chosen.spec.max_position_embeddings)
+    stats["eval"] = {**timing, "scoring_box_s": round(scoring, 1)}
+    for r in rows:
+        log(started, f"eval {r['checkpoint']}: {r['split']} n={r['n']} parsed {r['parsed']:.2f} compiled "
+                     f"{r['compiled']:.2f} correct {r['correct']:.2f}")
     stage("eval", t)
     save()
     plots(args.out, stats["sweep"]["runs"], sft, rollout.steps, rows)

@@ -123,16 +123,22 @@ def test_score_judges_greedy_first_and_stops_at_the_deadline() -> None:
 
     answers = [flow_eval.Answers(_task(n, "s"), n.upper(), [n.upper(), n + "1"]) for n in "abc"]
     scorer = Counting()
-    verdicts = flow_eval.score(answers, scorer, time.monotonic() + 60, chunk=2)  # type: ignore[arg-type]
+    verdicts = flow_eval.score([answers], scorer, time.monotonic() + 60, chunk=2)  # type: ignore[arg-type]
     order = [c for batch in scorer.batches for c in batch]
     assert order[:3] == ["A", "B", "C"] and len(order) == 6 and len(verdicts) == 6  # duplicates judged once
     mixed = [flow_eval.Answers(_task(n, split), n.upper(), []) for n, split in
              (("a", "s"), ("b", "s"), ("c", "s"), ("d", "l1"), ("e", "l2"))]
     first = Counting()
-    flow_eval.score(mixed, first, time.monotonic() + 60, chunk=3)  # type: ignore[arg-type]
+    flow_eval.score([mixed], first, time.monotonic() + 60, chunk=3)  # type: ignore[arg-type]
     assert first.batches[0] == ["A", "D", "E"]  # every split in the first chunk a short box judges
     late = Counting()
-    assert flow_eval.score(answers, late, time.monotonic() - 1) == {} and not late.batches  # type: ignore[arg-type]
+    assert flow_eval.score([answers], late, time.monotonic() - 1) == {} and not late.batches  # type: ignore[arg-type]
+    # two checkpoints: taken in turn, and an answer both gave is judged once
+    rl = [flow_eval.Answers(_task(n, "s"), n.upper() if n == "a" else n + "!", []) for n in "abc"]
+    both = Counting()
+    judged = flow_eval.score([[flow_eval.Answers(a.task, a.greedy, []) for a in answers], rl], both,
+                             time.monotonic() + 60, chunk=2)  # type: ignore[arg-type]
+    assert [c for batch in both.batches for c in batch] == ["A", "B", "b!", "C", "c!"] and len(judged) == 5
 
 
 def test_wall_clock_sets_the_rate_by_time_and_stops(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,9 @@
-"""A checkpoint on evaluation tasks, boxed by the wall clock: one greedy answer (with a repetition guard) and k
-samples per task, every distinct candidate scored by the executor (the syntax gate first), greedy ones first,
-until the deadline. Rows per split: parse rate, compiled, correct, fast_1 and geomean of the greedy answers, and
-pass@k over the samples, each over the n tasks whose answers were evaluated in time. Compiled means built and
-loaded (past the build phase), so a candidate the static checks reject counts as not compiled."""
+"""Checkpoints on evaluation tasks, boxed by the wall clock: one greedy answer (with a repetition guard) and k
+samples per task from each checkpoint, then every distinct candidate of all of them scored by the executor in one
+pass (the syntax gate first), greedy ones first and the checkpoints in turn, until the deadline. Rows per
+checkpoint and split: parse rate, compiled, correct, fast_1 and geomean of the greedy answers, and pass@k over the
+samples, each over the n tasks whose answers were evaluated in time. Compiled means built and loaded (past the
+build phase), so a candidate the static checks reject counts as not compiled."""
 
 from __future__ import annotations
 
@@ -50,13 +51,15 @@ def answer(model: Any, tokenizer: Any, tasks: Sequence[EvalTask], max_new_tokens
     return out
 
 
-def score(answers: Sequence[Answers], scorer: CandidateScorer, deadline: float,
+def score(answer_sets: Sequence[Sequence[Answers]], scorer: CandidateScorer, deadline: float,
           chunk: int = 16) -> dict[tuple[str, str], EvalResult]:
-    """Verdicts by (task name, candidate), distinct candidates only: every greedy answer first, then the samples,
-    in chunks until the deadline (time.monotonic())."""
+    """Verdicts by (task name, candidate), distinct candidates only (the same answer of two checkpoints is
+    judged once): every greedy answer of every checkpoint first, then the samples, in chunks until the deadline
+    (time.monotonic()). The checkpoints and their splits are taken in turn, so a box that ends early has judged
+    some tasks of each."""
     order: list[tuple[str, str, str]] = []  # (task name, candidate, eval source)
     seen: set[tuple[str, str]] = set()
-    answers = _round_robin(answers)  # a short box judges some tasks of every split, not the first split's only
+    answers = _interleaved([_round_robin(a) for a in answer_sets])
     for texts in ([a.greedy] for a in answers), (a.samples for a in answers):
         for a, candidates in zip(answers, texts, strict=True):
             for c in candidates:
@@ -78,23 +81,34 @@ def _round_robin(answers: Sequence[Answers]) -> list[Answers]:
     by_split: dict[str, list[Answers]] = {}
     for a in answers:
         by_split.setdefault(a.task.split, []).append(a)
-    columns = list(by_split.values())
+    return _interleaved(list(by_split.values()))
+
+
+def _interleaved(columns: Sequence[Sequence[Answers]]) -> list[Answers]:
     return [col[i] for i in range(max(map(len, columns), default=0)) for col in columns if i < len(col)]
 
 
-def evaluate(checkpoint: str, model: Any, tokenizer: Any, tasks: Sequence[EvalTask], scorer: CandidateScorer,
-             seconds: float, max_new_tokens: int, samples: int, temperature: float,
-             max_context: int) -> tuple[list[dict[str, Any]], dict[str, float], list[dict[str, Any]]]:
-    """(rows per split, seconds spent generating and scoring, the greedy answers with their verdicts) of one
-    checkpoint: every answer, then ``seconds`` of scoring (generation is bounded by max_new_tokens, scoring by
-    the clock)."""
+def evaluate(checkpoints: Sequence[tuple[str, Any]], tokenizer: Any, tasks: Sequence[EvalTask],
+             scorer: CandidateScorer, seconds: float, max_new_tokens: int, samples: int, temperature: float,
+             max_context: int) -> tuple[list[dict[str, Any]], dict[str, dict[str, float]], list[dict[str, Any]]]:
+    """(rows per checkpoint and split, seconds spent generating and scoring, the greedy answers with their
+    verdicts) of (name, model) checkpoints: every checkpoint's answers first, then ``seconds`` of scoring all of
+    them in one pass through the scorer's slots (generation is bounded by max_new_tokens, scoring by the
+    clock)."""
+    timing: dict[str, dict[str, float]] = {}
+    answered = []
+    for name, model in checkpoints:
+        started = time.monotonic()
+        answered.append(answer(model, tokenizer, tasks, max_new_tokens, samples, temperature, max_context))
+        timing[name] = {"generation_s": round(time.monotonic() - started, 1)}
     started = time.monotonic()
-    answers = answer(model, tokenizer, tasks, max_new_tokens, samples, temperature, max_context)
-    generated = time.monotonic()
-    verdicts = score(answers, scorer, generated + seconds, chunk=max(1, scorer.parallel))
-    timing = {"generation_s": round(generated - started, 1), "scoring_s": round(time.monotonic() - generated, 1),
-              "candidates_scored": len(verdicts)}
-    return rows(checkpoint, answers, verdicts, samples), timing, transcript(checkpoint, answers, verdicts)
+    verdicts = score(answered, scorer, started + seconds, chunk=max(1, scorer.parallel))
+    timing["scoring"] = {"scoring_s": round(time.monotonic() - started, 1), "candidates_scored": len(verdicts)}
+    out_rows = [row for (name, _), answers in zip(checkpoints, answered, strict=True)
+                for row in rows(name, answers, verdicts, samples)]
+    said = [t for (name, _), answers in zip(checkpoints, answered, strict=True)
+            for t in transcript(name, answers, verdicts)]
+    return out_rows, timing, said
 
 
 def transcript(checkpoint: str, answers: Sequence[Answers],

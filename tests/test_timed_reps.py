@@ -125,6 +125,26 @@ def test_a_forward_reported_faster_than_doing_nothing_is_contradicted() -> None:
     loaded.add_noop_report(64, 0.025)
     assert loaded.contradiction(0.036, 64) is None and loaded.contradiction(0.0047, 64)
 
+
+def test_a_large_forward_reported_a_third_short_is_contradicted() -> None:
+    """Where the parent's clock resolves a forward (1 ms and more), the report has to reach 0.7 of what it saw:
+    the floor of half of it would let a patched event clock halve a large kernel's time."""
+    clock = clock_with((1,))
+    clock.add(1, 0.3 + 0.05 + 4.0)  # a 4 ms forward beyond the protocol
+    clock.add_noop_report(1, 0.02)
+    assert clock.contradiction(4.0, 1) is None and clock.contradiction(3.0, 1) is None  # honest, and noise
+    assert "saw 4 ms per forward" in (clock.contradiction(2.1, 1) or "")  # a halved report
+    small = clock_with((1,))
+    small.add(1, 0.3 + 0.05 + 0.6)  # 0.6 ms: not resolved well enough for the share; the floor of half holds
+    small.add_noop_report(1, 0.02)
+    assert small.contradiction(0.35, 1) is None and small.contradiction(0.2, 1)
+    cpu = WallClock(EvalConfig(backend="cpu"), (1,))  # the cpu backend's times only rank: no share
+    for wall in (0.35, 0.36):
+        cpu.add(1, wall, calibrating=True)
+    cpu.add(1, 0.35 + 40.0)
+    assert cpu.contradiction(12.0, 1) is None
+
+
 def test_timed_trials_of_a_batch_share_r_and_some_are_shipped_whole() -> None:
     batch = timed_batch(9, 10, 2, 16)
     assert [t.id for t in batch] == list(range(9, 19)) and {t.reps for t in batch} == {16}

@@ -152,6 +152,8 @@ def test_tasks_synthesized_once_are_verified_from_their_file_and_bad_files_are_n
     save_tasks(tmp_path / "tasks.json", tasks, stages)
     loaded, loaded_stages = load_tasks(tmp_path / "tasks.json")
     assert loaded == tasks and loaded_stages.counts["split_tasks"] == stages.counts["split_tasks"]
+    save_tasks(tmp_path / "tasks.json.gz", tasks, stages)  # gzipped, as a committed tasks file is kept
+    assert load_tasks(tmp_path / "tasks.json.gz")[0] == tasks
     pool = FakePool(lambda src: _result(Verdict.RUNTIME_ERROR if pool.seen == 1 else Verdict.CORRECT))
     manifest = build_corpus(config, guard, pool, tmp_path / "out", synthesized=(loaded[1:], loaded_stages))
     failed = manifest["counts"]["failure_examples"]  # what a far-away box failed on, readable in its manifest

@@ -16,6 +16,7 @@ Output directory (what training reads):
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import time
@@ -106,18 +107,25 @@ def _tasks(config: CorpusConfig, guard: KernelBenchGuard, stages: Stages, log: L
 
 
 def save_tasks(path: Path, tasks: Sequence[CorpusTask], stages: Stages) -> None:
-    """The synthesized and split tasks with their stage counts, so that verification can run elsewhere."""
+    """The synthesized and split tasks with their stage counts, so that verification can run elsewhere (a
+    path ending in .gz is gzipped)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {"stages": asdict(stages), "tasks": [asdict(t) for t in tasks]}
-    path.write_text(json.dumps(payload) + "\n", encoding="utf-8")
+    with _open(path, "wt") as f:
+        f.write(json.dumps(payload) + "\n")
 
 
 def load_tasks(path: Path) -> tuple[list[CorpusTask], Stages]:
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        with _open(path, "rt") as f:
+            payload = json.loads(f.read())
         return [CorpusTask(**t) for t in payload["tasks"]], Stages(**payload["stages"])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{path} is not a tasks file written by save_tasks: {e}") from e
+
+
+def _open(path: Path, mode: str) -> Any:
+    return gzip.open(path, mode, encoding="utf-8") if path.suffix == ".gz" else path.open(mode, encoding="utf-8")
 
 
 def synthesize_tasks(config: CorpusConfig, guard: KernelBenchGuard, log: Log = lambda _: None

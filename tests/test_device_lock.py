@@ -7,7 +7,14 @@ import threading
 import time
 import uuid
 
+import pytest
+
+from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock
+from hipforge.execution.evaluate import evaluate
+from hipforge.execution.judge import Judge
+from hipforge.execution.verdict import Verdict
+from tests.test_trust_boundary import CONFIG, HONEST
 
 
 def fresh_lock() -> DeviceLock:
@@ -84,3 +91,28 @@ def test_timed_phases_never_overlap() -> None:
     for t in threads:
         t.join()
     assert most[0] == 1
+
+
+def test_a_wait_behind_another_evaluations_timed_phase_is_no_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another evaluation holds the device alone for longer than the run timeout just as this one reaches its
+    timed trials: the wait is not the candidate's time, so the honest kernel stays correct."""
+    lock = fresh_lock()
+    run_timed, held, released = Judge.run_timed, threading.Event(), threading.Event()
+
+    def other_evaluation() -> None:
+        with lock.exclusive():
+            held.set()
+            time.sleep(12)
+        released.set()
+
+    def behind_another(self: Judge, batch: list, failures: dict) -> None:
+        if not held.is_set():
+            threading.Thread(target=other_evaluation, daemon=True).start()
+            held.wait()
+        run_timed(self, batch, failures)
+
+    monkeypatch.setattr(Judge, "run_timed", behind_another)
+    config = EvalConfig(**{**CONFIG.to_dict(), "run_timeout_s": 8})
+    entry = HONEST["relu"]
+    result = evaluate(entry.candidate_source, entry.task_source, config, device_lock=lock)
+    assert released.is_set() and result.verdict == Verdict.CORRECT, result.message

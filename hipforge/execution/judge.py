@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,12 +141,22 @@ class Judge:
             self.paired = self.calibrator()
             self.clock.restart(self.timed_reps)
 
+    @contextmanager
+    def holding(self, hold: AbstractContextManager[None]) -> Iterator[None]:
+        """A phase once its hold on the device is granted: the parties' deadlines count from here, so a wait
+        behind other evaluations' timed phases is never a candidate's timeout."""
+        with hold:
+            deadline = time.monotonic() + self.cfg.run_timeout_s
+            for party in (self.cand, self.ref, *([self.paired[0]] if self.paired else [])):
+                party.deadline = deadline
+            yield
+
     # -- the trials ---------------------------------------------------------------------------------
     def run(self, variants: list[tuple[str, int]], result: EvalResult) -> None:
         cfg = self.cfg
         trials = plan(cfg.seeds, cfg.warmup, variants, self.has_second())
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
-        with self.phases.shared():
+        with self.holding(self.phases.shared()):
             self.run_all(trials, failures)
         # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it
         self.timed_reps = self.clock.first_choice()
@@ -180,7 +191,7 @@ class Judge:
             raise conclude(Verdict.HACKED, f"{len(left)} OS thread(s) the candidate started ({names}) were running "
                                            f"when forward returned, and are still alive",
                            hack_check="thread_injection")
-        with self.phases.shared():
+        with self.holding(self.phases.shared()):
             self.conclude(failures, result)
 
     def conclude(self, failures: dict[str, tuple[Trial, str]], result: EvalResult) -> None:
@@ -217,7 +228,7 @@ class Judge:
         reference's outputs for the sample of them that is compared (every one committed its checksums before
         it could know whether it is in the sample)."""
         committed = []
-        with self.phases.timed():
+        with self.holding(self.phases.timed()):
             for trial in batch:
                 if self.paired:
                     self.noop_trial(*self.paired, trial.reps)

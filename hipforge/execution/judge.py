@@ -233,10 +233,11 @@ class Judge:
                 if self.paired:
                     self.noop_trial(*self.paired, trial.reps)
                 committed.append((trial, *self.candidate_side(trial)))
-        for trial, sums, files in committed:
-            why = self.compared(trial, sums, files) if trial.compared else None
-            if why and trial.purpose not in failures:
-                failures[trial.purpose] = (trial, why)
+        with self.holding(self.phases.shared()):
+            for trial, sums, files in committed:
+                why = self.compared(trial, sums, files) if trial.compared else None
+                if why and trial.purpose not in failures:
+                    failures[trial.purpose] = (trial, why)
 
     def one(self, trial: Trial) -> str | None:
         """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""

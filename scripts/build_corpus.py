@@ -36,6 +36,7 @@ from hipforge.execution.pool import make_pool  # noqa: E402
 from hipforge.tasks.synth import PRESETS  # noqa: E402
 from hipforge.train.corpus import (  # noqa: E402
     CorpusConfig,
+    attempted_in,
     build_corpus,
     load_tasks,
     save_tasks,
@@ -70,6 +71,8 @@ def main() -> None:
     parser.add_argument("--evaluation-tasks", type=int, default=0, help="> 0: verify at most this many "
                         "validation and this many held-out tasks (spread over each), so that a verification box "
                         "spends itself on training tasks")
+    parser.add_argument("--exclude", type=Path, nargs="*", default=[], help="corpora built earlier from the same "
+                        "--tasks file: the tasks they judged are not verified again")
     parser.add_argument("--shard", default="0/1", help="I/N: verify every N-th task from the I-th (machines "
                         "verifying one tasks file between them; train_flow_gpu.py reads the shards together)")
     args = parser.parse_args()
@@ -81,8 +84,8 @@ def main() -> None:
         parser.error(f"--shard {args.shard!r} is not I/N")
     if not 0 <= shard < shards:
         parser.error(f"--shard {args.shard!r}: I must be in 0..N-1")
-    if shards > 1 and not args.tasks:
-        parser.error("--shard splits a tasks file: pass --tasks")
+    if (shards > 1 or args.exclude) and not args.tasks:
+        parser.error("--shard and --exclude pick from a tasks file: pass --tasks")
     if not args.kernelbench:
         parser.error("KernelBench is what training must exclude: pass --kernelbench or set HIPFORGE_KERNELBENCH")
     started = time.monotonic()
@@ -111,6 +114,11 @@ def main() -> None:
         log(f"{len(synthesized[0])} tasks written to {args.tasks}")
     if args.synthesize_only:
         return
+    if synthesized and args.exclude:
+        done = set().union(*(attempted_in(d) for d in args.exclude))
+        tasks, stages = synthesized
+        synthesized = [t for t in tasks if t.task_id not in done], stages
+        log(f"{len(tasks) - len(synthesized[0])} tasks judged by {len(args.exclude)} earlier build(s) left out")
     if synthesized and (shards > 1 or args.evaluation_tasks > 0):
         tasks, stages = synthesized
         synthesized = shard_of(tasks, shard, shards, args.evaluation_tasks), stages

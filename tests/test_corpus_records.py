@@ -16,7 +16,14 @@ from hipforge.agents.translate.translator import generate
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.tasks.library import library_task, load_library
 from hipforge.train.checkpoints import with_snapshot, write_metadata
-from hipforge.train.corpus import CorpusConfig, build_corpus, load_tasks, save_tasks, synthesize_tasks
+from hipforge.train.corpus import (
+    CorpusConfig,
+    attempted_in,
+    build_corpus,
+    load_tasks,
+    save_tasks,
+    synthesize_tasks,
+)
 from hipforge.train.corpus_kernels import (
     Attempt,
     CorpusTask,
@@ -164,6 +171,10 @@ def test_tasks_synthesized_once_are_verified_from_their_file_and_bad_files_are_n
     ids = {r.task_id for split, info in manifest["splits"].items() if info["records"]
            for r in load_jsonl(tmp_path / "out" / f"{split}.jsonl")}
     assert ids and ids <= {t.task_id for t in loaded[1:]}  # the task left out of the file's list made nothing
+    judged = attempted_in(tmp_path / "out")  # what a later build of the same tasks file leaves out
+    assert judged == {t.task_id for t in loaded[1:] if t.task_id} and tasks[0].task_id not in judged
+    with pytest.raises(ValueError, match="is not a corpus built with a list of the tasks it judged"):
+        attempted_in(tmp_path)
     (tmp_path / "bad.json").write_text('{"tasks": [{"task_id": 1}]}')
     with pytest.raises(ValueError, match="bad.json is not a tasks file"):
         load_tasks(tmp_path / "bad.json")

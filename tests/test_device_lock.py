@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import pytest
 
@@ -21,23 +23,31 @@ def fresh_lock() -> DeviceLock:
     return DeviceLock(f"test-{uuid.uuid4().hex}")
 
 
-def test_shared_work_runs_side_by_side() -> None:
-    lock = fresh_lock()
-    inside, most = [0], [0]
+def most_at_once(hold: Callable[[], AbstractContextManager[None]], workers: int, seconds: float) -> int:
+    """How many of ``workers`` threads were inside ``hold`` at once, each staying ``seconds``."""
+    inside, most, count = [0], [0], threading.Lock()
 
     def work() -> None:
-        with lock.shared():
-            inside[0] += 1
-            most[0] = max(most[0], inside[0])
-            time.sleep(0.2)
-            inside[0] -= 1
+        with hold():
+            with count:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(seconds)
+            with count:
+                inside[0] -= 1
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
+    threads = [threading.Thread(target=work) for _ in range(workers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert most[0] == 3
+    return most[0]
+
+
+def test_shared_work_runs_side_by_side_and_timed_phases_one_at_a_time() -> None:
+    lock = fresh_lock()
+    assert most_at_once(lock.shared, 3, 0.2) == 3
+    assert most_at_once(lock.exclusive, 4, 0.05) == 1
 
 
 def test_a_timed_phase_waits_for_shared_work_and_shuts_out_work_that_comes_after_it() -> None:
@@ -72,25 +82,6 @@ def test_a_timed_phase_waits_for_shared_work_and_shuts_out_work_that_comes_after
     for t in (a, b, c):
         t.join()
     assert events == ["first shared done", "timed in", "timed out", "later shared in"]
-
-
-def test_timed_phases_never_overlap() -> None:
-    lock = fresh_lock()
-    inside, most = [0], [0]
-
-    def timed() -> None:
-        with lock.exclusive():
-            inside[0] += 1
-            most[0] = max(most[0], inside[0])
-            time.sleep(0.05)
-            inside[0] -= 1
-
-    threads = [threading.Thread(target=timed) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert most[0] == 1
 
 
 def test_a_wait_behind_another_evaluations_timed_phase_is_no_timeout(monkeypatch: pytest.MonkeyPatch) -> None:

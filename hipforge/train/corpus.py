@@ -235,5 +235,17 @@ def build_corpus(config: CorpusConfig, guard: KernelBenchGuard, pool: EvalPool, 
     verify_s = stages.seconds["translate_evolve_verify"]
     stages.counts["evaluations_per_minute"] = round(60 * stages.counts["evaluations"] / max(verify_s, 1e-9), 1)
     manifest = {"config": {**asdict(config), "counts": config.counts()}, "kernelbench_problems": len(guard),
-                "kernelbench_threshold": guard.threshold, "counts": stages.counts, "seconds": stages.seconds}
+                "kernelbench_threshold": guard.threshold, "counts": stages.counts, "seconds": stages.seconds,
+                # the tasks this build judged (verified, failed or declined): a later build of the same tasks
+                # file skips them (attempted_in) and verifies the rest
+                "attempted": sorted(tk.task.task_id for tk in kernels if tk.attempts or tk.declined)}
     return write(out, by_split, manifest)
+
+
+def attempted_in(corpus_dir: Path) -> set[str]:
+    """The task ids an earlier build judged, from its manifest."""
+    try:
+        manifest = json.loads((corpus_dir / "manifest.json").read_text(encoding="utf-8"))
+        return set(manifest["attempted"])
+    except (OSError, ValueError, KeyError) as e:
+        raise ValueError(f"{corpus_dir} is not a corpus built with a list of the tasks it judged: {e}") from e

@@ -272,7 +272,8 @@ def main() -> None:
     # stops it before a step that would end past the box)
     box = max(0.0, min(args.grpo_seconds, left() - args.eval_seconds - 3 * generation))
     trainer, rollout = build_trainer(model, data.tokenizer, data.rl, args.out / "work" / "rl", ghyper, scorer,
-                                     progress(started, "grpo", 1), callbacks=[hf.wall_clock(box)])
+                                     progress(started, "grpo", 1),
+                                     callbacks=[hf.wall_clock(box, whole_steps=True)])
     grpo_started = time.monotonic()
     trainer.train()
     grpo = run_metrics(trainer, rollout, scorer, time.monotonic() - grpo_started)

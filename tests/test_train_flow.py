@@ -162,14 +162,23 @@ def test_wall_clock_sets_the_rate_by_time_and_stops(monkeypatch: pytest.MonkeyPa
     now[0] = 106.0
     clock.on_step_begin(None, State, Control, optimizer=optimizer)
     assert optimizer.param_groups[0]["lr"] == pytest.approx(0.1 + 0.9 * 0.5)  # the cosine's middle
-    clock.on_step_end(None, State, Control)  # a first step of 6 s: another one would end at 12 s
-    assert marks == [(3, 6.0)] and Control.should_training_stop
+    clock.on_step_end(None, State, Control)
+    assert marks == [(3, 6.0)] and not Control.should_training_stop
+    now[0] = 110.5
+    clock.on_step_end(None, State, Control)
+    assert marks[-1] == (3, 10.5) and Control.should_training_stop
+    whole = hf.wall_clock(10.0, whole_steps=True)  # GRPO's box: no step that would end past it begins
     Control.should_training_stop, now[0] = False, 100.0
-    clock.on_train_begin(None, State, Control)
+    whole.on_train_begin(None, State, Control)
     for at, stops in ((104.5, False), (107.0, False), (108.5, True)):  # steps of 4.5, 2.5 and 1.5 s
         now[0] = at
-        clock.on_step_end(None, State, Control)
+        whole.on_step_end(None, State, Control)
         assert Control.should_training_stop is stops, at  # the last: one more would end at 10 s
+    Control.should_training_stop, now[0] = False, 100.0
+    whole.on_train_begin(None, State, Control)
+    now[0] = 106.0
+    whole.on_step_end(None, State, Control)  # a first step of 6 s: another one would end at 12 s
+    assert Control.should_training_stop
 
 
 def test_the_gpu_scripts_import_nothing_the_gpu_machine_lacks() -> None:

@@ -14,7 +14,7 @@ import fcntl
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 from hipforge.execution import quiet
@@ -64,8 +64,10 @@ class DeviceLock:
 
 
 class Phases:
-    """An evaluation's phases on its device: timed ones hold it alone (and, on a cpu-backend machine of few
-    cores, the cores too: hipforge.execution.quiet), the rest share it. A batch of timed trials taken again
+    """An evaluation's phases on its device: timed ones hold it alone, the rest share it. On a cpu-backend
+    machine of few cores the device is those cores, and every phase of the trials holds them alone
+    (hipforge.execution.quiet): a checked trial that shares them with builds lets a race with work left
+    running after return (a detached thread) fall the candidate's way. A batch of timed trials taken again
     also waits for the builds in flight (``retry``)."""
 
     def __init__(self, lock: DeviceLock, backend: str) -> None:
@@ -77,5 +79,7 @@ class Phases:
         with self.lock.exclusive(), quiet.timing(self.alone):
             yield
 
-    def shared(self) -> AbstractContextManager[None]:
-        return self.lock.shared()
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self.lock.shared(), quiet.timing(self.alone):
+            yield

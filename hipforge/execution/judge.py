@@ -226,7 +226,9 @@ class Judge:
     def run_timed(self, batch: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
         """A batch of timed trials holding the device alone; then, beside other evaluations' untimed work, the
         reference's outputs for the sample of them that is compared (every one committed its checksums before
-        it could know whether it is in the sample)."""
+        it could know whether it is in the sample). None once an output was wrong: the verdict is made."""
+        if _wrong(failures):
+            return
         committed = []
         with self.holding(self.phases.timed()):
             for trial in batch:

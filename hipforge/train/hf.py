@@ -93,10 +93,12 @@ def curve(log_history: list[dict[str, Any]], key: str) -> list[tuple[int, float]
 
 
 def wall_clock(seconds: float, peak_lr: float | None = None, warmup_s: float = 0.0, floor: float = 0.1,
-               on_mark: Callable[[int, float], None] | None = None, marks: int = 0) -> Any:
-    """A callback that stops training once ``seconds`` of training time have passed, or earlier where one
-    more step as long as the last would end past them (a GRPO step waits minutes for its rewards), for runs
-    boxed by the clock rather than a step count. With ``peak_lr`` it also sets the learning rate by the clock: a linear
+               on_mark: Callable[[int, float], None] | None = None, marks: int = 0,
+               whole_steps: bool = False) -> Any:
+    """A callback that stops training once ``seconds`` of training time have passed, for runs boxed by the
+    clock rather than a step count; with ``whole_steps``, earlier where one more step as long as the last would
+    end past them (a GRPO step waits minutes for its rewards; an SFT step is short, and its first one holds
+    one-time costs). With ``peak_lr`` it also sets the learning rate by the clock: a linear
     warm-up over ``warmup_s``, then a cosine down to ``floor`` × peak at the end of the box (a step schedule
     cannot know how many steps the box holds). ``on_mark(step, elapsed)`` runs at ``marks`` evenly spaced
     points of the box (a held-out probe); the time it takes is not counted against the box."""
@@ -138,7 +140,7 @@ def wall_clock(seconds: float, peak_lr: float | None = None, warmup_s: float = 0
                 self.paused += time.monotonic() - probe
                 self.next_mark += 1
             last_step, self.step_ended = t - self.step_ended, t
-            if t + last_step >= seconds:
+            if t + (last_step if whole_steps else 0.0) >= seconds:
                 control.should_training_stop = True
 
     return _WallClock()

@@ -42,14 +42,25 @@ def distinct_candidates(count: int) -> list[tuple[str, str]]:
     return items
 
 
-def per_minute(items: list[tuple[str, str]], config: EvalConfig, parallel: int) -> tuple[float, list[str]]:
+def per_minute(items: list[tuple[str, str]], config: EvalConfig, parallel: int) -> tuple[float, list[str], dict]:
+    """(evaluations a minute, their verdicts, the mean seconds of each stage and device phase)."""
     started = time.monotonic()
-    verdicts = []
+    verdicts, spent = [], []
     for _, r in evaluate_many(items, config, parallel=parallel):  # each as it ends: where a slow batch stalls
         verdicts.append(r.verdict.value)
+        spent.append(where_it_went(r.integrity or {}))
         print(f"    {len(verdicts):>3} at {time.monotonic() - started:6.1f} s: {r.verdict.value}, {r.seconds:.1f} s "
-              f"wall, {(r.integrity or {}).get('timed_reps', '-')} forwards per timed trial", flush=True)
-    return len(items) / (time.monotonic() - started) * 60, verdicts
+              f"wall, {(r.integrity or {}).get('timed_reps', '-')} forwards per timed trial; "
+              + " ".join(f"{k} {v:.1f}" for k, v in spent[-1].items() if v >= 0.05), flush=True)
+    means = {k: round(statistics.fmean(s.get(k, 0.0) for s in spent), 3) for k in spent[0]} if spent else {}
+    return len(items) / (time.monotonic() - started) * 60, verdicts, means
+
+
+def where_it_went(integrity: dict) -> dict[str, float]:
+    """An evaluation's seconds by stage, and by device phase: waiting for its hold, then holding it."""
+    phases = {f"{kind}_{part}": seconds for kind, row in (integrity.get("device_phases") or {}).items()
+              for part, seconds in row.items()}
+    return {**(integrity.get("stages_s") or {}), **phases}
 
 
 def spread(samples: list[float]) -> dict[str, float]:
@@ -131,7 +142,9 @@ def main() -> None:
     done(f"  one-time setup (sandbox server, shared runtime): {warmup.seconds:.1f} s")
     single = evaluate(*distinct_candidates(1)[0], config)
     report["cold_eval_seconds"], report["cold_eval_verdict"] = single.seconds, single.verdict.value
-    done(f"  cold evaluation, one candidate:  {single.seconds:.1f} s wall ({single.verdict.value})")
+    report["cold_eval_stages"] = where_it_went(single.integrity or {})
+    done(f"  cold evaluation, one candidate:  {single.seconds:.1f} s wall ({single.verdict.value}): "
+         + ", ".join(f"{k} {v:.2f}" for k, v in report["cold_eval_stages"].items()))
 
     report["breakdown"] = breakdown(distinct_candidates(1), config)
     done("")
@@ -140,11 +153,12 @@ def main() -> None:
     items = distinct_candidates(args.candidates)
     verdicts: dict[str, list[str]] = {}
     for cache in ("cold", "warm"):
-        rate, found = per_minute(items, config, args.parallel)
-        report[f"{cache}_per_minute"] = rate
+        rate, found, means = per_minute(items, config, args.parallel)
+        report[f"{cache}_per_minute"], report[f"{cache}_mean_seconds"] = rate, means
         verdicts[cache] = sorted(set(found))
         report["verdicts"] = verdicts
-        done(f"  evaluations / minute, {cache} cache: {rate:.1f} ({', '.join(verdicts[cache])})")
+        done(f"  evaluations / minute, {cache} cache: {rate:.1f} ({', '.join(verdicts[cache])}); mean seconds: "
+             + ", ".join(f"{k} {v:.2f}" for k, v in means.items()))
     report["timing"] = timing = timing_stability(config, args.repeats)
     print(f"  {'timing of one kernel':<22}{'median ms':>12}{'CV (10x)':>12}")
     for name, stats in timing.items():

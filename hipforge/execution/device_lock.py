@@ -13,8 +13,9 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from hipforge.execution import quiet
@@ -73,13 +74,26 @@ class Phases:
     def __init__(self, lock: DeviceLock, backend: str) -> None:
         self.lock = lock
         self.alone, self.retry = quiet.phases(backend)
+        self.spent: dict[str, list[float]] = {}  # kind -> [seconds waiting for the hold, seconds holding it]
+
+    def timed(self) -> AbstractContextManager[None]:
+        return self._held("timed", self.lock.exclusive)
+
+    def shared(self) -> AbstractContextManager[None]:
+        return self._held("shared", self.lock.shared)
 
     @contextmanager
-    def timed(self) -> Iterator[None]:
-        with self.lock.exclusive(), quiet.timing(self.alone):
-            yield
+    def _held(self, kind: str, hold: Callable[[], AbstractContextManager[None]]) -> Iterator[None]:
+        asked = time.monotonic()
+        with hold(), quiet.timing(self.alone):
+            granted = time.monotonic()
+            try:
+                yield
+            finally:
+                spent = self.spent.setdefault(kind, [0.0, 0.0])
+                spent[0] += granted - asked
+                spent[1] += time.monotonic() - granted
 
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        with self.lock.shared(), quiet.timing(self.alone):
-            yield
+    def summary(self) -> dict[str, dict[str, float]]:
+        """Where the evaluation's device phases went: how long each kind waited for its hold and held it."""
+        return {k: {"wait_s": round(w, 3), "hold_s": round(h, 3)} for k, (w, h) in self.spent.items()}

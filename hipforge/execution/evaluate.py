@@ -120,6 +120,8 @@ class Evaluation:
         self.cfg, self.mode, self.pool, self.candidate, self.baseline = cfg, mode, pool, candidate, baseline
         self.gate_known, self.fp32, self.owns_device = gate_known, False, False
         self.escapes: list[str] = []  # writes the prebuild's recorder refused
+        self.stages: dict[str, float] = {}  # stage -> seconds it took (the record of where an evaluation went)
+        self.last_mark = 0.0
         self.prebuilt: list[str] = []  # the builds it made
         resized = second_size(task) if cfg.second_size else None
         self.tasks = [task] + ([resized.source] if resized else [])
@@ -128,10 +130,12 @@ class Evaluation:
     def run(self, ref_server: Server, cand_server: Server, device_lock: DeviceLock) -> EvalResult:
         result = EvalResult(Verdict.CORRECT, "")
         self.canary = secrets.token_hex(8)
+        self.last_mark = time.monotonic()
         parties: list[Party] = []
         self.servers = ExitStack()  # the calibrator's, if a paired retry opens one
+        phases = Phases(device_lock, self.cfg.backend)
         try:
-            self.evaluate(ref_server, cand_server, device_lock, result, parties)
+            self.evaluate(ref_server, cand_server, phases, result, parties)
         except Concluded as c:  # what was learnt before the verdict stays in the record
             own = ("verdict", "message", "phase", "hack_check")
             c.result.__dict__.update({k: v for k, v in result.__dict__.items()
@@ -141,6 +145,9 @@ class Evaluation:
             exits = self.finish(parties, (ref_server, cand_server))
             self.servers.close()
         result.output_tail = cand_server.tail() if cand_server.alive() else result.output_tail
+        result.integrity["stages_s"] = self.stages
+        if phases.spent:
+            result.integrity["device_phases"] = phases.summary()
         writes = self.escapes + (exits.get("candidate", {}).get("writes") or [])
         if self.canary in result.to_json():  # seen here, in anything it sent back, whatever it silenced
             result.verdict, result.hack_check = Verdict.HACKED, "secret_access"
@@ -151,50 +158,66 @@ class Evaluation:
             result.message = f"wrote outside its directories (refused): {', '.join(writes[:3])}{before}"
         return result
 
-    def evaluate(self, ref_server: Server, cand_server: Server, device_lock: DeviceLock, result: EvalResult,
+    def evaluate(self, ref_server: Server, cand_server: Server, phases: Phases, result: EvalResult,
                  parties: list[Party]) -> None:
         cfg = self.cfg
         self.prebuild(cand_server)
+        self.mark("prebuild")
         ref = self.open(ref_server, "reference", parties, role="reference_job:run", task_sources=self.tasks,
                         rss_limit_mb=cfg.reference_memory_limit_mb, compile=self.compile_wanted())
         sized = ref.expect("footprint")
+        self.mark("reference_start")
         with DEVICE_MEMORY.hold(device_key(cfg.backend), share_mb(sized["mb"]), sized["capacity_mb"],
                                 alone=self.owns_device):
+            self.mark("memory_wait")
             ref.session.send({"op": "admit"})
             ref.deadline = time.monotonic() + cfg.compile_timeout_s  # the wait for memory is not its time
-            self.judged(ref, cand_server, device_lock, result, parties)
+            self.judged(ref, cand_server, phases, result, parties)
 
-    def judged(self, ref: Party, cand_server: Server, device_lock: DeviceLock, result: EvalResult,
+    def judged(self, ref: Party, cand_server: Server, phases: Phases, result: EvalResult,
                parties: list[Party]) -> None:
         cfg = self.cfg
         ready = ref.expect("ready")
         meta = ready["meta"]
         self.fp32 = fp32_task(meta)
+        self.mark("reference_ready")
         if cfg.gate:
             self.gate(cand_server, result)
+            self.mark("gate")
         cand = self.open(cand_server, "candidate", parties, role="candidate_job:run", task_sources=self.tasks,
                          candidate_source=self.candidate, record_writes=True,
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
                          env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]
+        self.mark("candidate_start")
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
-                      int(ready.get("bytes_per_rep", 0)), Phases(device_lock, cfg.backend),
+                      int(ready.get("bytes_per_rep", 0)), phases,
                       calibrator=lambda: self.calibrator(parties))
         # the calibration is what the trials' walls are weighed against: a timed phase like theirs, so no other
         # evaluation's work shares the device (or the cores) with either
         with judge.phases.timed():
             judge.calibrate()
+        self.mark("calibrate")
         cand.session.send({"op": "import"})
         result.compile_log = self.import_candidate(cand, "ready")["compile_log"]
+        self.mark("import")
         cand.phase = ref.phase = "check"
         with judge.holding(judge.phases.shared()):
             variants = self.variants(ref) if cfg.adversarial and self.fp32 else []
+        self.mark("variants")
         judge.run(variants, result)
+        self.mark("trials")
         cand.phase = ref.phase = "time"
         result.runtime = judge.timing()
         with judge.holding(judge.phases.timed()):
             self.reference_timing(ref, result)
+        self.mark("reference_timing")
         result.timed_trials, result.phase = cfg.timed_trials, "done"
+
+    def mark(self, stage: str) -> None:
+        now = time.monotonic()
+        self.stages[stage] = round(now - self.last_mark, 3)
+        self.last_mark = now
 
     def open(self, server: Server, name: str, parties: list[Party], **job: Any) -> Party:
         cfg = self.cfg

@@ -201,7 +201,14 @@ class Judge:
         trace = {} if _wrong(failures) else {"trace_seed": seed}
         report = self.cand.ask({"op": "report", **trace}, "report")
         if hacks := report["hacks"]:
-            raise conclude(Verdict.HACKED, hacks[0][1], hack_check=hacks[0][0], phase="check")
+            check, message = hacks[0]
+            alive = self.threads()
+            if check == "deferred_work" and (started := sorted({n for t, n in self.log.started.items() if t in alive})):
+                # an output written after return by a process that runs threads the candidate started: whether
+                # one was caught runnable at a return is a race of the scheduler, this is not
+                check, message = "thread_injection", f"{message}; the candidate started OS threads that are " \
+                                                     f"still alive ({', '.join(started)})"
+            raise conclude(Verdict.HACKED, message, hack_check=check, phase="check")
         self.verdict_from(failures, result)  # raises on every failure, the NaN probe's included
         if report.get("ops"):
             self.pytorch_computes_it(Counter(report["ops"]), seed)

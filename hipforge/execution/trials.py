@@ -1,8 +1,10 @@
 """The trials of one evaluation, planned by the parent. Every trial runs the same protocol in the candidate's
-process (prepare, go, commit, then ship or drop), so the candidate cannot tell a checked trial from a timed
-one before it has committed its outputs; fresh seeds and checksum keys come from the parent's own RNG.
-A timed trial runs ``reps`` forwards (each on its own fresh inputs), told with go: every timed trial of a
-batch has the same R, so it says nothing about which of them are compared whole."""
+process (prepare, go, commit, then ship or drop); fresh seeds and checksum keys come from the parent's own RNG.
+A timed trial runs ``reps`` forwards (each on its own fresh inputs), told with go. The candidate knows a timed
+trial as one (their place in the order tells it anyway), but not which of a batch are compared, nor whole: every
+one commits its checksums first, so a candidate wrong in enough of them to move their median is caught. What
+only guards the checked trials (the NaN fill of free memory, the second look at the outputs after commit) is
+left out of the timed ones: the sample judges them, and a timed phase holds the device alone."""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ class Trial:
     def message(self) -> dict[str, object]:
         return {"op": "prepare", "id": self.id, "size": self.size, "variant": self.variant,
                 "inspect": self.purpose == "seed", "poison": self.purpose == "poison",
-                "refill": self.purpose == "refill", "late": self.late}
+                "refill": self.purpose == "refill", "late": self.late, "timed": self.purpose == "timed"}
 
     def in_order(self) -> Trial:
         """The same trial with its inputs ready before forward is called (the diagnosis of a late failure)."""

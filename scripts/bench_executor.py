@@ -49,9 +49,14 @@ def per_minute(items: list[tuple[str, str]], config: EvalConfig, parallel: int) 
     for _, r in evaluate_many(items, config, parallel=parallel):  # each as it ends: where a slow batch stalls
         verdicts.append(r.verdict.value)
         spent.append(where_it_went(r.integrity or {}))
+        integrity = r.integrity or {}
         print(f"    {len(verdicts):>3} at {time.monotonic() - started:6.1f} s: {r.verdict.value}, {r.seconds:.1f} s "
-              f"wall, {(r.integrity or {}).get('timed_reps', '-')} forwards per timed trial; "
+              f"wall, {integrity.get('timed_reps', '-')} forwards per timed trial; "
               + " ".join(f"{k} {v:.1f}" for k, v in spent[-1].items() if v >= 0.05), flush=True)
+        print(f"        peak MB {integrity.get('peak_mb')}, clock {integrity.get('seen_ms')} seen / "
+              f"{integrity.get('noop_ms')} "
+              f"noop ms, rerun: {integrity.get('rerun')}"
+              + ("" if r.verdict.value == "correct" else f"\n        {r.hack_check}: {r.message[:400]}"), flush=True)
     means = {k: round(statistics.fmean(s.get(k, 0.0) for s in spent), 3) for k in spent[0]} if spent else {}
     return len(items) / (time.monotonic() - started) * 60, verdicts, means
 
@@ -143,8 +148,10 @@ def main() -> None:
     single = evaluate(*distinct_candidates(1)[0], config)
     report["cold_eval_seconds"], report["cold_eval_verdict"] = single.seconds, single.verdict.value
     report["cold_eval_stages"] = where_it_went(single.integrity or {})
+    report["cold_eval_message"] = single.message[:600]
     done(f"  cold evaluation, one candidate:  {single.seconds:.1f} s wall ({single.verdict.value}): "
-         + ", ".join(f"{k} {v:.2f}" for k, v in report["cold_eval_stages"].items()))
+         + ", ".join(f"{k} {v:.2f}" for k, v in report["cold_eval_stages"].items())
+         + ("" if single.verdict.value == "correct" else f"\n    {single.hack_check}: {single.message[:600]}"))
 
     report["breakdown"] = breakdown(distinct_candidates(1), config)
     done("")

@@ -49,9 +49,13 @@ def test_the_footprint_counts_weights_buffers_inputs_and_outputs_without_allocat
     weights = (1024 * 512 + 512) * 4 + 512 * 8
     inputs, outputs = 64 * 1024 * 4, 64 * 512 * 4
     assert footprint_mb(task("self.fc(x)"), 0) == pytest.approx((weights + inputs + outputs) / MB)
-    # every tensor the forward creates counts (a bound on its peak); a view aliases one and adds nothing
+    # the tensors the forward creates count while they live: of a chain of three, two at once (the one an op
+    # reads and the one it writes); a view aliases one and adds nothing
     chain = "torch.relu(self.fc(x)).view(-1) * 2"
-    assert footprint_mb(task(chain), 0) == pytest.approx((weights + inputs + 3 * outputs) / MB)
+    assert footprint_mb(task(chain), 0) == pytest.approx((weights + inputs + 2 * outputs) / MB)
+    # three kept for cat, which writes as much again
+    kept = "torch.cat([self.fc(x), torch.relu(self.fc(x)), self.fc(x) * 2])"
+    assert footprint_mb(task(kept), 0) == pytest.approx((weights + inputs + 6 * outputs) / MB)
     # an op with no meta kernel (a value read on the host): the outputs are guessed as large as the inputs
     assert footprint_mb(task("self.fc(x) * float(x.sum())"), 0) == pytest.approx((weights + 2 * inputs) / MB)
     unbuildable = load_task(LINEAR.replace("return [1024, 512]", "return [int(torch.randn(1).abs()) + 1024, 512]")

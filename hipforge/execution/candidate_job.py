@@ -30,6 +30,7 @@ from hipforge.execution.job_common import (
     flatten,
     load_task,
     make_inputs,
+    peak_mb,
     rep_seeds,
     setup_device,
     sync,
@@ -246,7 +247,7 @@ class Harness:
             self.found.append(("code_bypass", f"ModelNew {why}: PyTorch computes the result"))
         patched = dyn.patched(self.before)
         return {"event": "report", "hacks": [*self.guard.violations, *([patched] if patched else []), *self.found],
-                "ops": ops}
+                "ops": ops, "peak_mb": peak_mb(self.device)}
 
     def trace_ops(self, seed: int) -> dict[str, int]:
         """A forward that fails here (or hides its ATen calls) only leaves the trace empty: no evidence."""

@@ -68,8 +68,9 @@ DEVICE_MEMORY = DeviceMemory()
 
 
 def footprint_mb(task: Any, init_seed: int) -> float:
-    """Weights, buffers, one set of inputs and every tensor the task's forward creates (its intermediates
-    and outputs, as if none were freed: a bound on its peak), sized on the meta device (nothing allocated);
+    """Weights, buffers, one set of inputs and the most memory the tensors the task's forward creates hold at
+    once (its intermediates and outputs, each freed when the forward lets go of it), sized on the meta device
+    (nothing allocated);
     where an op has no meta kernel, the forward is taken to need as much as its inputs again, and a task
     that cannot be built there at all counts as nothing (its evaluation is admitted by slots)."""
     import torch
@@ -83,7 +84,7 @@ def footprint_mb(task: Any, init_seed: int) -> float:
         return 0.0
     held = _mb(list(model.parameters()) + list(model.buffers())) + _mb(inputs)
     try:
-        return held + _created_mb(model, inputs)
+        return held + _peak_created_mb(model, inputs)
     except Exception:  # noqa: BLE001  # an op without a meta kernel
         return held + _mb(inputs)
 
@@ -94,24 +95,36 @@ def _mb(tensors: Any) -> float:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor)) / 2**20
 
 
-def _created_mb(model: Any, inputs: list[Any]) -> float:
-    """Megabytes of every new tensor the forward's ops return (views and in-place results alias another)."""
+def _peak_created_mb(model: Any, inputs: list[Any]) -> float:
+    """The most megabytes that new tensors returned by the forward's ops (views and in-place results alias
+    another) hold at once: each counts from its op until it is garbage (a bound of every tensor created, as
+    if none were freed, admitted a third as many elementwise chains at KernelBench sizes as fit)."""
+    import weakref
+
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
 
-    class Created(TorchDispatchMode):
-        total = 0.0
+    class Live(TorchDispatchMode):
+        now = peak = 0.0
 
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             out = func(*args, **(kwargs or {}))
             if not any(r.alias_info for r in func._schema.returns):
-                self.total += _mb(tree_leaves(out))
+                for t in tree_leaves(out):
+                    if isinstance(t, torch.Tensor):
+                        mb = _mb([t])
+                        self.now += mb
+                        weakref.finalize(t, self.free, mb)
+                self.peak = max(self.peak, self.now)
             return out
 
-    with torch.no_grad(), Created() as created:
+        def free(self, mb: float) -> None:
+            self.now -= mb
+
+    with torch.no_grad(), Live() as live:
         model(*inputs)
-    return created.total
+    return live.peak
 
 
 def capacity_mb(device: str) -> float:

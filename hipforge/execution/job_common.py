@@ -67,6 +67,15 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def peak_mb(device: str) -> float:
+    """The most device memory this process's caching allocator has reserved (what admission must cover)."""
+    if device == "cpu":
+        return 0.0
+    import torch
+
+    return round(torch.cuda.max_memory_reserved() / 2**20, 1)
+
+
 def rep_seeds(seed: int, reps: int) -> list[int]:
     """The seeds of a trial's ``reps`` forwards: the go seed, then seeds derived from it. Public, but
     unknown until go names the seed, and each forward's inputs are drawn only once the last one returned."""

@@ -104,6 +104,7 @@ class Judge:
         self.timed_reps = 1
         self.timing_batches = 0
         self.known_threads: set[int] = set()  # the protocol's, the runtime's and the libraries' own
+        self.peak_mb: dict[str, float] = {}  # party -> device memory its allocator reserved at most (as it says)
 
     def has_second(self) -> bool:
         return len(self.meta) > 1 and self.meta[1] is not None
@@ -200,6 +201,7 @@ class Judge:
         seed = fresh()  # the op trace's forward, only for a candidate whose outputs have all been right
         trace = {} if _wrong(failures) else {"trace_seed": seed}
         report = self.cand.ask({"op": "report", **trace}, "report")
+        self.peak_mb["candidate"] = float(report.get("peak_mb") or 0.0)
         if hacks := report["hacks"]:
             check, message = hacks[0]
             alive = self.threads()
@@ -283,6 +285,7 @@ class Judge:
                             "variant": trial.variant, "key": trial.key, "full": trial.full, "reps": trial.reps},
                            "outputs")
         self.log.checked[trial.purpose] = self.log.checked.get(trial.purpose, 0) + 1
+        self.peak_mb["reference"] = max(self.peak_mb.get("reference", 0.0), float(ref.get("peak_mb") or 0.0))
         try:
             return self.outputs.trial(trial, committed, files, ref)
         finally:
@@ -302,6 +305,7 @@ class Judge:
         second = self.second if self.has_second() else None
         result.integrity = {"checked": dict(self.log.checked), "second_size": second, "timed_reps": self.timed_reps,
                             "timed_batches": self.timing_batches, "paired_calibration": self.paired is not None,
+                            "peak_mb": self.peak_mb,
                             **self.clock.summary(self.timed_reps)}
         self.out_of_order(failures)
         if "seed" in failures:

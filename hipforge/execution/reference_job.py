@@ -23,6 +23,7 @@ from hipforge.execution.job_common import (
     flatten,
     load_task,
     make_inputs,
+    peak_mb,
     rep_seeds,
     setup_device,
     sync,
@@ -117,6 +118,7 @@ class Reference:
             reply["bounds"].append(checksum.bounds(outs, tolerances))
             if msg.get("full"):
                 reply["files"].append(self.write(outs, f"ref{msg['id']}_{rep}", msg["key"], tolerances))
+        reply["peak_mb"] = peak_mb(self.device)
         return reply
 
     def op_ops(self, msg: dict[str, Any]) -> dict[str, Any]:

@@ -70,7 +70,7 @@ class Harness:
         self.guard.install()
         self.backend = make_backend(self.cfg)
         self.device = self.backend.torch_device
-        setup_device(self.device)
+        setup_device(self.device, float(job.get("device_memory_mb", 0)))
         self.now, self.event = _clocks(self.device)  # bound before the candidate exists: patching modules misses them
         self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
         for task in self.tasks:

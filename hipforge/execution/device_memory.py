@@ -4,8 +4,10 @@ once, and then honest kernels fail with out-of-memory errors that are ours, not 
 
 The reference's process estimates a task's footprint on the meta device before it allocates anything
 (`footprint_mb`); the parent admits the evaluation once its share fits beside the others on that device
-(`DEVICE_MEMORY.hold`). One evaluation always runs, however large: a task bigger than the device fails on
-its own merits.
+(`DEVICE_MEMORY.hold`), and each of its two processes' allocators is capped at its part of the share
+(`caps_mb`): past it, an allocator recycles its own cache before it asks the device for more, so what was
+admitted is what is held. One evaluation always runs, however large: a task bigger than the device fails on
+its own merits, and one that runs out of its caps is run again alone on the device, uncapped.
 """
 
 from __future__ import annotations
@@ -14,17 +16,39 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-# the reference's process and the candidate's each hold the weights, the inputs and the outputs, and the
-# candidate also a pristine copy of the inputs on checked trials; each CUDA context costs about 500 MB
-PROCESSES_SHARE = 3.0
-CONTEXTS_MB = 1024.0
+# footprints each process may reserve. The candidate's holds the refill probe's four kept outputs, its inputs, a
+# fresh draw and a pristine copy, its live output and the checksums' temporaries; the reference's, float64
+# copies of inputs and outputs (conditioning, adversarial inputs). Uncapped, on the H200, a KernelBench-size
+# relu (a 2 GB footprint) reserved 21 GB in the candidate's process and 15 GB in the reference's, against the
+# 7 GB admitted: evaluations beside it ran out of memory and were run again alone, one at a time
+CANDIDATE_FOOTPRINTS, REFERENCE_FOOTPRINTS = 5.0, 4.0
+PROCESS_BASE_MB = 512.0  # library workspaces and handles beside the task's tensors
+CONTEXTS_MB = 1024.0  # each CUDA context costs about 500 MB, outside any allocator
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Device memory (MB) each process of an evaluation may reserve; 0 leaves it uncapped."""
+
+    candidate: float
+    reference: float
+
+
+def caps_mb(footprint_mb: float) -> Caps:
+    """The processes' caps for a task of this footprint (uncapped where the footprint is not known)."""
+    if footprint_mb <= 0:
+        return Caps(0.0, 0.0)
+    return Caps(CANDIDATE_FOOTPRINTS * footprint_mb + PROCESS_BASE_MB,
+                REFERENCE_FOOTPRINTS * footprint_mb + PROCESS_BASE_MB)
 
 
 def share_mb(footprint_mb: float) -> float:
     """What one evaluation of a task with this footprint takes of its device."""
-    return PROCESSES_SHARE * footprint_mb + CONTEXTS_MB
+    caps = caps_mb(footprint_mb)
+    return caps.candidate + caps.reference + CONTEXTS_MB
 
 
 class DeviceMemory:

@@ -29,7 +29,7 @@ from hipforge.execution.baselines import BaselineCache
 from hipforge.execution.compile_cache import seal
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
-from hipforge.execution.device_memory import DEVICE_MEMORY, share_mb
+from hipforge.execution.device_memory import DEVICE_MEMORY, Caps, caps_mb, share_mb
 from hipforge.execution.gate_cache import GateCache
 from hipforge.execution.judge import Judge, Party, fp32_task
 from hipforge.execution.protocol import protocol_key
@@ -119,6 +119,7 @@ class Evaluation:
 
         self.cfg, self.mode, self.pool, self.candidate, self.baseline = cfg, mode, pool, candidate, baseline
         self.gate_known, self.fp32, self.owns_device = gate_known, False, False
+        self.caps = Caps(0.0, 0.0)
         self.escapes: list[str] = []  # writes the prebuild's recorder refused
         self.stages: dict[str, float] = {}  # stage -> seconds it took (the record of where an evaluation went)
         self.last_mark = 0.0
@@ -167,10 +168,12 @@ class Evaluation:
                         rss_limit_mb=cfg.reference_memory_limit_mb, compile=self.compile_wanted())
         sized = ref.expect("footprint")
         self.mark("reference_start")
+        # alone on the device, nothing is capped: what it then runs out of is the device's
+        self.caps = Caps(0.0, 0.0) if self.owns_device else caps_mb(sized["mb"])
         with DEVICE_MEMORY.hold(device_key(cfg.backend), share_mb(sized["mb"]), sized["capacity_mb"],
                                 alone=self.owns_device):
             self.mark("memory_wait")
-            ref.session.send({"op": "admit"})
+            ref.session.send({"op": "admit", "device_memory_mb": self.caps.reference})
             ref.deadline = time.monotonic() + cfg.compile_timeout_s  # the wait for memory is not its time
             self.judged(ref, cand_server, phases, result, parties)
 
@@ -187,7 +190,7 @@ class Evaluation:
         cand = self.open(cand_server, "candidate", parties, role="candidate_job:run", task_sources=self.tasks,
                          candidate_source=self.candidate, record_writes=True,
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
-                         env={CANARY: self.canary})
+                         device_memory_mb=self.caps.candidate, env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]
         self.mark("candidate_start")
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),

@@ -19,7 +19,10 @@ def load_task(source: str, name: str) -> types.ModuleType:
     return module
 
 
-def setup_device(device: str) -> None:
+def setup_device(device: str, memory_cap_mb: float = 0.0) -> None:
+    """``memory_cap_mb``: the most device memory this process's allocator may reserve (0: no cap), the share
+    its evaluation was admitted with (hipforge.execution.device_memory); past it the allocator recycles its
+    own cache before it asks the device for more."""
     import torch
 
     if device == "cuda":  # fp32 means fp32: cuDNN convs would otherwise run the reference in TF32
@@ -27,6 +30,9 @@ def setup_device(device: str) -> None:
         torch.backends.cuda.matmul.allow_tf32 = False
         # the work is on the GPU: a CPU thread pool per job (one per core) only uses up RLIMIT_NPROC
         torch.set_num_threads(min(torch.get_num_threads(), GPU_JOB_CPU_THREADS))
+        if memory_cap_mb > 0:
+            total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory / 2**20
+            torch.cuda.set_per_process_memory_fraction(min(1.0, memory_cap_mb / total))
 
 
 def make_inputs(task: types.ModuleType, device: str, seed: int, variant: str | None) -> list[Any]:

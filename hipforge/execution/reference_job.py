@@ -40,20 +40,21 @@ def run(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:
         cfg = EvalConfig.from_dict(job["config"])
         channel.emit({"event": "footprint", "mb": footprint_mb(tasks[0], cfg.init_seed),
                       "capacity_mb": capacity_mb("cpu" if cfg.backend == "cpu" else "cuda")})
-        if (channel.recv() or {}).get("op") == "admit":  # else the parent gave up on this evaluation
-            Reference(job, channel, tasks).serve()
+        admitted = channel.recv() or {}
+        if admitted.get("op") == "admit":  # else the parent gave up on this evaluation
+            Reference(job, channel, tasks, float(admitted.get("device_memory_mb", 0))).serve()
     except Exception as e:  # noqa: BLE001  # the task's own code failed: no verdict about the candidate
         channel.emit({"event": "failed", "message": f"the reference failed: {type(e).__name__}: {e}"[:1000],
                       "traceback": traceback.format_exc()[-3000:]})
 
 
 class Reference:
-    def __init__(self, job: dict[str, Any], channel: Any, tasks: list[Any]) -> None:
+    def __init__(self, job: dict[str, Any], channel: Any, tasks: list[Any], memory_cap_mb: float) -> None:
         import torch
 
         self.cfg, self.job, self.channel = EvalConfig.from_dict(job["config"]), job, channel
         self.device = "cpu" if self.cfg.backend == "cpu" else "cuda"
-        setup_device(self.device)
+        setup_device(self.device, memory_cap_mb)
         self.out = Path(job["outdir"])
         self.tasks = tasks
         self.models: list[Any] = []

@@ -107,3 +107,33 @@ def test_a_wait_behind_another_evaluations_timed_phase_is_no_timeout(monkeypatch
     entry = HONEST["relu"]
     result = evaluate(entry.candidate_source, entry.task_source, config, device_lock=lock)
     assert released.is_set() and result.verdict == Verdict.CORRECT, result.message
+
+
+def test_a_timed_phase_waits_for_one_checked_trial_of_another_evaluation_not_all_of_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each checked trial takes its own shared hold: a timed phase that asks while another evaluation is in its
+    checked trials gets the device once the trial under way ends (held for the whole phase, it waited for
+    every trial left, and evaluations in flight took turns at a phase's length)."""
+    lock = fresh_lock()
+    one, in_trials, waited = Judge.one, threading.Event(), []
+
+    def slow_trial(self: Judge, trial) -> str | None:  # noqa: ANN001
+        in_trials.set()
+        time.sleep(0.4)
+        return one(self, trial)
+
+    def timed_phase() -> None:
+        in_trials.wait()
+        asked = time.monotonic()
+        with lock.exclusive():
+            waited.append(time.monotonic() - asked)
+
+    monkeypatch.setattr(Judge, "one", slow_trial)
+    other = threading.Thread(target=timed_phase)
+    other.start()
+    entry = HONEST["relu"]
+    result = evaluate(entry.candidate_source, entry.task_source, CONFIG, device_lock=lock)
+    other.join()
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert result.integrity["checked"]["seed"] >= 5  # many trials of 0.4 s each came after the ask
+    assert waited[0] < 1.2, waited

@@ -143,22 +143,29 @@ class Judge:
             self.clock.restart(self.timed_reps)
 
     @contextmanager
-    def holding(self, hold: AbstractContextManager[None]) -> Iterator[None]:
-        """A phase once its hold on the device is granted: the parties' deadlines count from here, so a wait
-        behind other evaluations' timed phases is never a candidate's timeout."""
+    def holding(self, hold: AbstractContextManager[None], step: bool = False) -> Iterator[None]:
+        """A phase once its hold on the device is granted: the parties' deadlines count from here, or, for the
+        next ``step`` of a phase under way, move on by the time it waited; so a wait behind other evaluations'
+        timed phases is never a candidate's timeout."""
+        asked = time.monotonic()
         with hold:
-            deadline = time.monotonic() + self.cfg.run_timeout_s
+            granted = time.monotonic()
             for party in (self.cand, self.ref, *([self.paired[0]] if self.paired else [])):
-                party.deadline = deadline
+                party.deadline = party.deadline + granted - asked if step else granted + self.cfg.run_timeout_s
             yield
+
+    def sharing(self, step: int) -> AbstractContextManager[None]:
+        """One trial of an untimed phase under its own shared hold: another evaluation's timed phase waits for
+        the trial under way, not for the whole phase (the timed phases, one per evaluation, waited for the
+        longest phase in flight: on the H200 eight evaluations in flight ran little faster than one)."""
+        return self.holding(self.phases.shared(), step=step > 0)
 
     # -- the trials ---------------------------------------------------------------------------------
     def run(self, variants: list[tuple[str, int]], result: EvalResult) -> None:
         cfg = self.cfg
         trials = plan(cfg.seeds, cfg.warmup, variants, self.has_second())
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
-        with self.holding(self.phases.shared()):
-            self.run_all(trials, failures)
+        self.run_all(trials, failures)
         # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it
         self.timed_reps = self.clock.first_choice()
         batches = 0
@@ -224,11 +231,12 @@ class Judge:
                                            f"the HIP kernels", hack_check="code_bypass", phase="check")
 
     def run_all(self, trials: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
-        for trial in trials:
+        for step, trial in enumerate(trials):
             wrong = _wrong(failures)
             if wrong and trial.purpose != "seed" and ("seed" in wrong or trial.purpose in ("poison", "timed")):
                 return  # already wrong: what follows cannot change the verdict
-            why = self.one(trial)
+            with self.sharing(step):
+                why = self.one(trial)
             if why and trial.purpose not in failures:
                 failures[trial.purpose] = (trial, why)
 
@@ -244,11 +252,11 @@ class Judge:
                 if self.paired:
                     self.noop_trial(*self.paired, trial.reps)
                 committed.append((trial, *self.candidate_side(trial)))
-        with self.holding(self.phases.shared()):
-            for trial, sums, files in committed:
-                why = self.compared(trial, sums, files) if trial.compared else None
-                if why and trial.purpose not in failures:
-                    failures[trial.purpose] = (trial, why)
+        for step, (trial, sums, files) in enumerate(c for c in committed if c[0].compared):
+            with self.sharing(step):
+                why = self.compared(trial, sums, files)
+            if why and trial.purpose not in failures:
+                failures[trial.purpose] = (trial, why)
 
     def one(self, trial: Trial) -> str | None:
         """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""

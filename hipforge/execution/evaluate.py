@@ -195,7 +195,8 @@ class Evaluation:
         self.mark("candidate_start")
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
                       int(ready.get("bytes_per_rep", 0)), phases,
-                      calibrator=lambda: self.calibrator(parties))
+                      calibrator=lambda: self.calibrator(parties), device=ready.get("device", ""),
+                      written=int(ready.get("written", 0)))
         # the calibration is what the trials' walls are weighed against: a timed phase like theirs, so no other
         # evaluation's work shares the device (or the cores) with either
         with judge.phases.timed():

@@ -21,6 +21,7 @@ from hipforge.execution.outputs_check import OutputCheck, shipped
 from hipforge.execution.trials import Trial, TrialLog, fresh, plan, timed_batch
 from hipforge.execution.verdict import Concluded, EvalResult, Timing, Verdict, conclude
 from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
+from hipforge.execution.write_floor import below_floor
 from hipforge.sandbox.client import Session
 
 TIMED_BATCHES = 3  # batches of timed trials at the final R at most, while the parent's clock contradicts them
@@ -89,8 +90,11 @@ class Judge:
     def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
                  bytes_per_rep: int = 0, phases: Phases | None = None,
-                 calibrator: Callable[[], tuple[Party, Any]] | None = None) -> None:
+                 calibrator: Callable[[], tuple[Party, Any]] | None = None, device: str = "",
+                 written: int = 0) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
+        # the GPU's name and the bytes a forward's outputs occupy, as the reference's process found them
+        self.device, self.written = device, written
         # who has the device in each phase: timed ones alone, the rest beside other evaluations' untimed work
         self.phases = phases or Phases(DeviceLock(device_key(cfg.backend)), cfg.backend)
         # opens a job that never imports the candidate (its party, its thread counter): a batch timed again
@@ -381,10 +385,13 @@ class Judge:
         return self.clock.contradiction(self.reported_ms(), self.timed_reps)
 
     def timing(self) -> Timing:
-        """The candidate's reported times per forward, unless the parent's own clock contradicts them."""
+        """The candidate's reported times per forward, unless the parent's own clock contradicts them, or they
+        are shorter than writing the outputs takes (where they are the candidate's own: not views of inputs)."""
         if why := self.contradicted():
             batches = f" ({self.timing_batches} batches of timed trials)" if self.timing_batches > 1 else ""
             raise conclude(Verdict.HACKED, why + batches, hack_check="timing_mismatch", phase="time")
+        if not self.aliases and (why := below_floor(self.reported_ms(), self.written, self.device)):
+            raise conclude(Verdict.HACKED, why, hack_check="timing_mismatch", phase="time")
         return Timing.from_samples(self.log.reported)
 
 

@@ -29,6 +29,7 @@ from hipforge.execution.job_common import (
     sync,
 )
 from hipforge.execution.measure import time_callable
+from hipforge.execution.write_floor import written_bytes
 
 preload = op_trace.warm  # paid once in the sandbox server, not per job
 
@@ -60,6 +61,7 @@ class Reference:
         self.models: list[Any] = []
         self.aliases = False
         self.bytes_per_rep = 0  # one forward's inputs and outputs at the task's size: what a timed trial holds per R
+        self.written = 0  # the bytes its outputs occupy: what any forward of the task must write
         self.meta: list[list[dict[str, Any]] | None] = []
         for size in range(len(self.tasks)):
             try:
@@ -72,6 +74,7 @@ class Reference:
                     self.aliases = any(same_storage(o, a) for o in outs for a in args if hasattr(a, "untyped_storage"))
                     tensors = [t for t in [*args, *outs] if hasattr(t, "numel")]
                     self.bytes_per_rep = sum(t.numel() * t.element_size() for t in tensors)
+                    self.written = written_bytes(outs)
             except Exception:  # the task itself must run; its second size may not, and is then left out
                 if size == 0:
                     raise
@@ -86,8 +89,11 @@ class Reference:
         self.compiled, self.compile_error = None, ""
 
     def serve(self) -> None:
+        import torch
+
+        device = "" if self.device == "cpu" else torch.cuda.get_device_name()  # the judge's write floor
         self.channel.emit({"event": "ready", "meta": self.meta, "rss_mb": self.rss_mb, "aliases": self.aliases,
-                           "bytes_per_rep": self.bytes_per_rep})
+                           "bytes_per_rep": self.bytes_per_rep, "device": device, "written": self.written})
         if self.job.get("compile"):  # before the timing lock: torch.compile takes 15-60 s on a GPU
             self.compile_reference()
         while (msg := self.channel.recv()) is not None and msg.get("op") != "quit":

@@ -34,7 +34,10 @@ DATASHEET: dict[str, tuple[float, float]] = {
     "MI350X": (8.0e12, 144.2e12),
     "MI300X": (5.3e12, 81.7e12),
     "H200": (4.8e12, 67.0e12),
+    "H100": (3.35e12, 67.0e12),  # SXM; the PCIe part is slower, so its bounds taken from here only loosen
 }
+# the last cache level before device memory (AMD's Infinity Cache, NVIDIA's L2), MB: writes it can absorb
+LAST_LEVEL_CACHE_MB: dict[str, float] = {"MI350X": 256.0, "MI300X": 256.0, "H200": 60.0, "H100": 60.0}
 
 
 def datasheet(device: str) -> Peaks:

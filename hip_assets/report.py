@@ -6,6 +6,7 @@ import dagster as dg
 from pydantic import Field
 
 from hip_assets.run_links import run_metadata
+from hip_assets.training import rl_checkpoint, sft_checkpoint
 from hipforge.agents.base import Translator
 from hipforge.agents.llm.translator import EvaluateFn
 from hipforge.bench.models import make_translator, resolve_model
@@ -67,7 +68,9 @@ def _kernels_markdown(rows: list[dict], lineage: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", partitions_def=models_partitions)
+# a checkpoint:<id> partition's model is the row and weights these assets write
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", partitions_def=models_partitions,
+          deps=[sft_checkpoint, rl_checkpoint])
 def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, warehouse: WarehouseResource,
                        executor: ExecutorResource) -> dg.MaterializeResult:
     """KernelBench scores of one model (offline agents, Gemini, the base model or a checkpoint) per level:

@@ -12,10 +12,13 @@ import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
+from hip_assets import kernels as kernel_assets
 from hip_assets import tasks as task_assets
 from hip_assets.definitions import defs
 from hipforge.cli import app
 from hipforge.store import Warehouse
+from resources.executor import ExecutorResource
+from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource
 from tests.conftest import REPO_ROOT, kernelbench_jsonl
 
@@ -30,6 +33,18 @@ def test_definitions_load_with_pools_and_groups() -> None:
         node = graph.get(key)
         assert node.group_name != "default", f"{key} has no group"
         assert node.pools, f"{key} takes no pool"
+
+
+def test_the_asset_graph_links_every_data_flow() -> None:
+    """What an asset reads is upstream of it in the graph: every task origin feeds translation, and a checkpoint
+    partition's report reads the checkpoint the training assets wrote."""
+    graph = defs.resolve_asset_graph()
+
+    def parents(name: str) -> set[str]:
+        return {key.to_user_string() for key in graph.get(dg.AssetKey(name)).parent_keys}
+
+    assert {"reference_tasks", "kernelbench_tasks", "synthetic_tasks", "inbox_tasks"} <= parents("translated_kernels")
+    assert {"sft_checkpoint", "rl_checkpoint"} <= parents("kernelbench_report")
 
 
 @pytest.mark.parametrize(
@@ -54,12 +69,13 @@ def test_instance_limits_both_pools_to_one(tmp_path: Path) -> None:
         instance.dispose()
 
 
-def _materialize(selection: list[dg.AssetsDefinition], warehouse: Path, home: Path, run_config=None):
+def _materialize(selection: list[dg.AssetsDefinition], warehouse: Path, home: Path, run_config=None,
+                 **resources: dg.ConfigurableResource):
     home.mkdir(parents=True, exist_ok=True)
     with dg.instance_for_test(temp_dir=str(home)) as instance:
         result = dg.materialize(
             selection, instance=instance, run_config=run_config,
-            resources={"warehouse": WarehouseResource(path=str(warehouse))},
+            resources={"warehouse": WarehouseResource(path=str(warehouse)), **resources},
         )
         assert result.success
         return result, instance.get_run_by_id(result.run_id)
@@ -139,3 +155,24 @@ def test_inbox_files_are_ingested_good_and_bad(tmp_path: Path) -> None:
     with Warehouse(db).connect(read_only=True) as con:
         rows = dict(con.execute("SELECT name, status FROM tasks").fetchall())
     assert rows == {"file/relu": "accepted", "file/broken": "rejected"}
+
+
+def test_an_inbox_task_is_translated_like_every_other_origin(tmp_path: Path) -> None:
+    """An accepted inbox file (origin 'file') reaches the translator and gets a kernel translated_from it."""
+    from tests.test_task_model import GOOD
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "relu.py").write_text(GOOD)
+    db = tmp_path / "w.duckdb"
+    executor = ExecutorResource(backend="cpu", timed_trials=3, gate=False, workers=2)
+    result, _ = _materialize([task_assets.inbox_tasks, kernel_assets.translated_kernels], db, tmp_path / "home",
+                             run_config={"ops": {"inbox_tasks": {"config": {"folder": str(inbox), "files": []}}}},
+                             executor=executor, llm=LLMResource())
+    assert result.asset_materializations_for_node("translated_kernels")[0].metadata["evaluations"].value == 1
+    with Warehouse(db).connect(read_only=True) as con:
+        translated = con.execute(
+            "SELECT t.origin, t.name FROM evaluations e JOIN lineage_edges l ON l.child_id = e.kernel_id "
+            "AND l.relation = 'translated_from' JOIN tasks t ON t.task_id = l.parent_id AND t.task_id = e.task_id"
+        ).fetchall()
+    assert translated == [("file", "file/relu")]

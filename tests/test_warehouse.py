@@ -10,6 +10,7 @@ import pytest
 from hipforge.store import Warehouse, apply_migrations, schema_version
 from hipforge.store.lineage import MAX_DEPTH, LineageNode, lineage, render_text
 from hipforge.store.migrate import MIGRATIONS_DIR, MigrationError
+from hipforge.store.tasks import store_tasks
 
 CORE_TABLES = {"tasks", "kernels", "evaluations", "lineage_edges", "llm_calls"}
 
@@ -80,6 +81,23 @@ def test_insert_keeps_existing_rows_unless_replacing(warehouse: Warehouse) -> No
     replaced = warehouse.find("aaaa0001")[1]
     assert replaced["name"] == "third"  # the content is the latest run's
     assert (replaced["run_id"], replaced["created_at"]) == ("run-1", first_seen)  # provenance the first's
+
+
+def test_storing_tasks_again_keeps_first_seen_and_records_the_latest_run(warehouse: Warehouse) -> None:
+    """A re-materialized task asset adds what is new; a task it saw again keeps its first run and time, so it never
+    looks younger than the kernels translated from it, and names the re-run as the last that saw it."""
+    def provenance() -> dict[str, tuple]:
+        with warehouse.connect(read_only=True) as con:
+            rows = con.execute("SELECT task_id, run_id, created_at, last_run_id, last_seen_at FROM tasks").fetchall()
+        return {row[0]: row[1:] for row in rows}
+
+    assert store_tasks(warehouse, [_task("aaaa0001", "relu")], [], "run-1") == (1, 0)
+    [(run, created, last_run, last_seen)] = provenance().values()
+    assert (run, last_run, last_seen) == ("run-1", "run-1", created)
+    assert store_tasks(warehouse, [_task("aaaa0001", "relu"), _task("bbbb0001", "gelu")], [], "run-2") == (1, 0)
+    again, new = provenance()["aaaa0001"], provenance()["bbbb0001"]
+    assert again[:2] == (run, created) and again[2] == "run-2" and again[3] > last_seen
+    assert (new[0], new[2]) == ("run-2", "run-2")
 
 
 def test_find_reports_unknown_and_ambiguous_ids(warehouse: Warehouse) -> None:

@@ -10,12 +10,15 @@ from hipforge.store.warehouse import Warehouse
 
 def store_tasks(warehouse: Warehouse, rows: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, Any]],
                 run_id: str) -> tuple[int, int]:
-    """Task rows (a re-checked task's row replaced) and their lineage edges in one transaction, so a writer
-    dying mid-way leaves the tasks stored before untouched; returns (new task rows, edges written)."""
+    """Task rows (a re-checked task's content replaced, its first run_id and created_at kept) and their lineage
+    edges in one transaction, so a writer dying mid-way leaves the tasks stored before untouched; every stored
+    row records this run as the last that saw it. Returns (new task rows, edges written)."""
     with warehouse.transaction() as con:
         before = con.execute("SELECT count(*) FROM tasks").fetchone()[0]
         warehouse.insert("tasks", rows, run_id, on_conflict="replace", con=con)
         new_rows = con.execute("SELECT count(*) FROM tasks").fetchone()[0] - before
+        con.execute("UPDATE tasks SET last_run_id = ?, last_seen_at = current_timestamp "
+                    "WHERE list_contains(?, task_id)", [run_id, [row["task_id"] for row in rows]])
         return new_rows, warehouse.insert("lineage_edges", edges, run_id, con=con)
 
 

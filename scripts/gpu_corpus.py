@@ -61,8 +61,8 @@ def run(corpus: list[Entry], scale: str, config: EvalConfig, parallel: int) -> l
         entry = corpus[index]
         rows[index] = {"scale": scale, "kind": entry.kind, "name": entry.name, "task": entry.task,
                        "expected": expected(entry), "got": got(result), "message": result.message[:200],
-                       "runtime_ms": result.runtime.median_ms if result.runtime else None,
-                       "eager_ms": result.ref_eager.median_ms if result.ref_eager else None,
+                       "runtime_ms": result.runtime.typical_ms(result.backend) if result.runtime else None,
+                       "eager_ms": result.ref_eager.typical_ms(result.backend) if result.ref_eager else None,
                        "speedup": result.speedup_eager, "seconds": result.seconds}
         print(f"{scale:<11} {entry.kind:<9} {entry.name:<28} expected {rows[index]['expected']:<30} "
               f"got {rows[index]['got']:<30} {result.seconds:6.1f}s", flush=True)

@@ -147,7 +147,7 @@ def main() -> None:
         """Pure elementwise kernels against a device-to-device copy measured now (GPU backends only)."""
         if args.backend == "cpu":
             return {}
-        elementwise = [(n, by_name[n].source, table[n].runtime.median_ms) for n in names
+        elementwise = [(n, by_name[n].source, table[n].runtime.typical_ms(table[n].backend)) for n in names
                        if made[n].params.get("strategy") == "elementwise" and table[n] is not None
                        and table[n].verdict.value == "correct" and table[n].runtime]
         bandwidth = bandwidth_shares(elementwise)

@@ -90,8 +90,8 @@ def main() -> None:
 def row(c: AuditCase, r: EvalResult) -> dict[str, object]:
     return {"case": c.name, "class": c.attack_class, "category": c.category, "origin": c.origin,
             "verdict": r.verdict.value, "hack_check": r.hack_check, "message": r.message,
-            "speedup_eager": r.speedup_eager, "runtime_ms": r.runtime and r.runtime.median_ms,
-            "ref_eager_ms": r.ref_eager and r.ref_eager.median_ms, "integrity": r.integrity,
+            "speedup_eager": r.speedup_eager, "runtime_ms": r.runtime and r.runtime.typical_ms(r.backend),
+            "ref_eager_ms": r.ref_eager and r.ref_eager.typical_ms(r.backend), "integrity": r.integrity,
             "output_tail": r.output_tail[-2000:]}
 
 

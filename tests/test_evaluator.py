@@ -52,8 +52,8 @@ def test_correct_candidate_has_the_full_record() -> None:
     assert result.max_abs_error is not None and result.max_abs_error < 1e-6
     assert (result.atol, result.rtol) == (1e-4, 1e-4) and result.passes_loose is True
     assert result.runtime and result.runtime.trials == 5 and result.runtime.median_ms > 0
-    assert result.ref_eager and result.speedup_eager == pytest.approx(result.ref_eager.median_ms
-                                                                      / result.runtime.median_ms)
+    assert result.ref_eager and result.speedup_eager == pytest.approx(result.ref_eager.min_ms  # cpu: fastest
+                                                                      / result.runtime.min_ms)
     assert result.ref_compiled is None  # torch.compile is timed on GPU backends only by default
     assert result.backend == "cpu" and "audit-hook" in result.isolation
     assert EvalResult.from_dict(json.loads(result.to_json())) == result
@@ -139,8 +139,19 @@ def test_timing_drops_outliers_from_the_spread() -> None:
 def test_review_flag_for_huge_speedups() -> None:
     result = EvalResult(Verdict.CORRECT, runtime=Timing(0.1, 0.1, 0.1, 0.0, 5),
                         ref_eager=Timing(2.0, 2.0, 2.0, 0.0, 5))
-    result.finish_speedups()
+    result.finish_speedups("cuda")
     assert result.speedup_eager == pytest.approx(20.0) and result.flagged_for_review
+
+
+def test_cpu_speedups_compare_fastest_trials_and_gpu_speedups_medians() -> None:
+    """A preempted cpu trial costs a time slice: a reference timed under load at a median of 8 ms but at best
+    0.011 ms is a 0.011 ms reference there, not a 1,000x speedup for the kernel beside it."""
+    preempted_ref = Timing.from_samples([0.011, 8.0, 8.0, 8.0, 0.012])
+    kernel = Timing.from_samples([0.02, 0.021, 0.02, 0.03, 0.02])
+    for backend, expected in (("cpu", 0.011 / 0.02), ("cuda", 8.0 / 0.02)):
+        result = EvalResult(Verdict.CORRECT, runtime=kernel, ref_eager=preempted_ref)
+        result.finish_speedups(backend)
+        assert result.speedup_eager == pytest.approx(expected)
 
 
 def test_compiled_reference_is_timed_when_asked() -> None:
@@ -155,4 +166,4 @@ def test_compiled_reference_is_timed_when_asked() -> None:
     assert result.verdict == Verdict.CORRECT, result.message + result.traceback
     assert "torch.compile reference failed" not in result.message
     assert result.ref_compiled and result.ref_compiled.trials == 3
-    assert result.speedup_compiled == pytest.approx(result.ref_compiled.median_ms / result.runtime.median_ms)
+    assert result.speedup_compiled == pytest.approx(result.ref_compiled.min_ms / result.runtime.min_ms)  # cpu

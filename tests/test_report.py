@@ -37,7 +37,7 @@ def result(verdict: Verdict, speedup: float = 1.0, abs_err: float = 0.0, rel_err
     r = EvalResult(verdict, max_abs_error=abs_err, max_rel_error=rel_err, passes_loose=True if fp32 else None)
     if verdict == Verdict.CORRECT:
         r.runtime, r.ref_eager, r.ref_compiled = timing(1.0), timing(speedup), timing(speedup / 2)
-        r.finish_speedups()
+        r.finish_speedups("cuda")
     return r
 
 

@@ -47,9 +47,9 @@ class Trial:
 
     @property
     def runtime_ms(self) -> float:
-        """Median runtime of a correct kernel; infinity otherwise, so it never wins."""
+        """Runtime of a correct kernel (its backend's typical time); infinity otherwise, so it never wins."""
         ok = self.result.verdict == Verdict.CORRECT and self.result.runtime is not None
-        return self.result.runtime.median_ms if ok else float("inf")
+        return self.result.runtime.typical_ms(self.result.backend) if ok else float("inf")
 
 
 @dataclass

@@ -104,7 +104,7 @@ def _evaluate(candidate: str, task: str, cfg: EvalConfig, device_lock: DeviceLoc
         result.verdict, result.hack_check = Verdict.HACKED, hit.check
         result.message = f"line {hit.line}: {hit.message} in an fp32 task"
     if result.verdict == Verdict.CORRECT:
-        result.finish_speedups()
+        result.finish_speedups(cfg.backend)
         if evaluation.baseline is None:
             baselines.put(key, result.to_dict())
     if evaluation.gate_known is None and result.gate_ok is not None:  # judged by clang in this very evaluation

@@ -379,7 +379,7 @@ class Judge:
                        phase="check")
 
     def reported_ms(self) -> float:
-        return Timing.from_samples(self.log.reported).median_ms
+        return Timing.from_samples(self.log.reported).typical_ms(self.cfg.backend)
 
     def contradicted(self) -> str | None:
         return self.clock.contradiction(self.reported_ms(), self.timed_reps)

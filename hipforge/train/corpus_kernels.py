@@ -46,7 +46,8 @@ class Attempt:
         return self.result.verdict == Verdict.CORRECT
 
     def runtime_ms(self) -> float:
-        return self.result.runtime.median_ms if self.correct and self.result.runtime else float("inf")
+        result = self.result
+        return result.runtime.typical_ms(result.backend) if self.correct and result.runtime else float("inf")
 
 
 @dataclass

@@ -7,13 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from hipforge.cli_inputs import fail, found, stored_warehouse
 from hipforge.paths import REPO_ROOT, default_warehouse_path
 from hipforge.store import Warehouse
 from hipforge.store.lineage import chained_node, lineage, render_text, to_json
@@ -22,22 +23,9 @@ from hipforge.store.warehouse import FINDABLE
 
 app = typer.Typer(help="hipforge: teach language models to write fast HIP kernels.", no_args_is_help=True)
 console = Console(width=None if sys.stdout.isatty() else 120)
+KERNELBENCH_HINT = ("; none loaded yet: set HIPFORGE_KERNELBENCH (a KernelBench folder, .jsonl or dataset id) "
+                    "and materialize the kernelbench_tasks asset (make ui)")
 WarehouseOpt = Annotated[Path | None, typer.Option(help="DuckDB file (default: HIPFORGE_WAREHOUSE or warehouse/)")]
-
-
-def _warehouse(path: Path | None) -> Warehouse:
-    return Warehouse(path or default_warehouse_path())
-
-
-def _reason(err: Exception) -> str:
-    """An exception's own message (a KeyError's str() wraps it in quotes)."""
-    return str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-
-
-def _fail(message: str) -> NoReturn:
-    # one line, not wrapped: paths stay copyable
-    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True, highlight=False)
-    raise typer.Exit(1)
 
 
 @app.command()
@@ -51,9 +39,9 @@ def demo(
                "-m", "hip_assets.definitions"]
     console.print(f"[bold]materializing[/bold] {select!r} with DAGSTER_HOME={env['DAGSTER_HOME']}")
     if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
-        _fail("materialization failed; the Dagster log above names the step")
-    cli_report.demo_reports(env, console, _fail)
-    warehouse = _warehouse(None)
+        fail("materialization failed; the Dagster log above names the step")
+    cli_report.demo_reports(env, console)
+    warehouse = Warehouse(default_warehouse_path())
     counts, chain = status_counts(warehouse), chained_node(warehouse)
     table = Table("origin", "status", "tasks", title=f"warehouse {warehouse.path}")
     for origin, status, n in counts:
@@ -76,11 +64,7 @@ def lineage_cmd(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """Ancestors and descendants of any task, kernel, evaluation, record or checkpoint."""
-    store = _warehouse(warehouse)
-    try:
-        table, row = store.find(node_id)
-    except (KeyError, FileNotFoundError) as err:
-        _fail(_reason(err))
+    store, table, row = found(warehouse, node_id)
     full_id = row[FINDABLE[table]]
     up, down = lineage(store, full_id, "ancestors"), lineage(store, full_id, "descendants")
     if as_json:
@@ -100,10 +84,7 @@ def show(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """One stored row, in full."""
-    try:
-        table, row = _warehouse(warehouse).find(node_id)
-    except (KeyError, FileNotFoundError) as err:
-        _fail(_reason(err))
+    _, table, row = found(warehouse, node_id)
     if as_json:
         print(json.dumps({"table": table, **row}, indent=2, default=str))
         return
@@ -120,23 +101,21 @@ def tasks(
     warehouse: WarehouseOpt = None,
 ) -> None:
     """List stored tasks with their status and, for rejected ones, the reason."""
-    try:
-        rows, origins = task_listing(_warehouse(warehouse), origin, status)
-    except FileNotFoundError as err:
-        _fail(str(err))
+    rows, origins = task_listing(stored_warehouse(warehouse), origin, status)
     if not rows and origin and origin not in origins:  # say why nothing matched
         console.print(f"no tasks of origin {origin!r}: the warehouse holds {', '.join(origins) or 'none'}"
-                      + ("; KernelBench tasks come from kernelbench_tasks with HIPFORGE_KERNELBENCH set"
-                         if origin == "kernelbench" else ""), highlight=False)
+                      + (KERNELBENCH_HINT if origin == "kernelbench" else ""), highlight=False, markup=False)
         return
-    table = Table("task_id", "name", "origin", "status", "reason",
-                  title=f"{len(rows)} task{'' if len(rows) == 1 else 's'}")
-    for row in rows:  # long reasons wrap at word boundaries instead of being cut
-        table.add_row(*[str(v) for v in row])
+    table = Table(title=f"{len(rows)} task{'' if len(rows) == 1 else 's'}")
+    # text wraps at words and folds only a word longer than its column; an id is never cut (show takes it)
+    for column in ("task_id", "name", "origin", "status", "reason"):
+        table.add_column(column, no_wrap=column == "task_id", overflow="fold")
+    for row in rows:  # Text: a reason's "[line 12: ...]" is part of it, not console markup
+        table.add_row(*[Text(str(v)) for v in row])
     console.print(table)
 
 
 from hipforge import cli_kernels, cli_report  # noqa: E402  # register `eval`, `translate`, `report`
 
-cli_kernels.register(app, console, _fail)
-cli_report.register(app, console, _fail)
+cli_kernels.register(app, console)
+cli_report.register(app, console)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import Progress
+
+from hipforge.cli_inputs import CheckedTask, checked_task, fail, read_text
 
 Backend = Annotated[str, typer.Option(help="cpu | cuda | rocm")]
 Arch = Annotated[str | None, typer.Option(help="gfx950 (default), gfx942; sm_90 on cuda")]
@@ -16,7 +17,7 @@ Wavefront = Annotated[int, typer.Option(help="cpu backend warp size: 64 or 32")]
 AsJson = Annotated[bool, typer.Option("--json")]
 
 
-def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]) -> None:
+def register(app: typer.Typer, console: Console) -> None:
     def config(backend: str, arch: str | None, wavefront: int):  # noqa: ANN202
         from hipforge.execution.config import EvalConfig
 
@@ -31,34 +32,9 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
         else:
             console.print(format_result(result), highlight=False, markup=False)
 
-    def read(path: Path, what: str) -> str:
-        if not path.is_file():
-            fail(f"{path} is not a file")
-        try:
-            return path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as e:
-            fail(f"{path}: not UTF-8 text at byte {e.start} (the {what} must be a Python source file)")
-
-    def read_task(path: Path) -> str:
-        """The task's source, checked before anything runs: a bad task is the task's fault, not a kernel's."""
-        from hipforge.tasks.errors import TaskError
-        from hipforge.tasks.source import check_source
-
-        source = read(path, "task")
-        try:
-            check_source(source, str(path))
-        except TaskError as e:
-            fail(f"{path}: not a usable task ({e})")
-        return source
-
-    def judged_source(path: Path, source: str, backend: str) -> tuple[str, str]:
-        """What the backend runs and how to say it: eval and translate judge one task the same way (on the
-        cpu backend at its smoke scale, where fiber emulation finishes; elsewhere at its own sizes)."""
-        if backend != "cpu":
-            return source, "the task's own sizes"
-        from hipforge.tasks import smoke_sources
-
-        return smoke_sources([(path.stem, source)])[path.stem], "the task's smoke scale (cpu backend)"
+    def task_for(path: Path, backend: str) -> CheckedTask:
+        with console.status(f"checking {path.name}: its reference runs once in the sandbox"):
+            return checked_task(path, backend)
 
     def said(cfg, scale: str, as_json: bool) -> None:  # noqa: ANN001
         if as_json:
@@ -77,11 +53,12 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
         from hipforge.execution.evaluate import evaluate
 
         cfg = config(backend, arch, wavefront)
-        source, scale = judged_source(task, read_task(task), backend)
+        candidate_source = read_text(candidate, "candidate")  # both files are checked before anything is built
+        checked = task_for(task, backend)
         with console.status(f"evaluating {candidate.name} on {backend} (build, {len(cfg.seeds)} seeds, timing)"):
-            result = evaluate(read(candidate, "candidate"), source, cfg)
+            result = evaluate(candidate_source, checked.judged, cfg)
         show(result, as_json)
-        said(cfg, scale, as_json)
+        said(cfg, checked.scale, as_json)
         raise typer.Exit(0 if result.verdict.value == "correct" else 2)
 
     @app.command("translate")
@@ -100,10 +77,9 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
         from hipforge.execution.evaluate import evaluate
         from hipforge.tasks import task_id
 
-        source = read_task(task)
+        checked = task_for(task, backend)
         cfg = config(backend, arch, wavefront)
-        check_source, scale = judged_source(task, source, backend)
-        agent_task = AgentTask(task_id(source), task.stem, source)
+        agent_task = AgentTask(task_id(checked.source), task.stem, checked.source)
         budget = max(1, evolve + 1)
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as progress:
             bar = progress.add_task(f"{task.name}: translating, evaluating on {backend}", total=budget)
@@ -116,10 +92,10 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
                 best = f", best {max(speedups):.2f}x over eager" if speedups else ""
                 progress.update(bar, advance=1, description=f"{task.name}: {trial.result.verdict.value}{best}")
 
-            run = run_evolution(agent_task, offline_generate, lambda c: evaluate(c.source, check_source, cfg),
+            run = run_evolution(agent_task, offline_generate, lambda c: evaluate(c.source, checked.judged, cfg),
                                 budget=budget, on_trial=on_trial)
         if not run.trials:
-            fail(f"declined: {run.declined[0] if run.declined else 'no candidate'}")
+            fail(f"{task}: the offline translator declined it ({run.declined[0] if run.declined else 'no candidate'})")
         chosen = run.best or run.trials[0]
         out = task.with_name(f"{task.stem}_hip.py")
         out.write_text(chosen.candidate.source)
@@ -127,5 +103,5 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], NoReturn]
             console.print(f"wrote {out} ({len(run.trials)} evaluated, params {chosen.params.to_dict()})",
                           highlight=False, markup=False)
         show(chosen.result, as_json)
-        said(cfg, scale, as_json)
+        said(cfg, checked.scale, as_json)
         raise typer.Exit(0 if chosen.result.verdict.value == "correct" else 2)

@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -17,9 +16,11 @@ from rich.console import Console
 from rich.markdown import Markdown
 
 from hipforge.bench.models import OFFLINE, checkpoint_key
+from hipforge.cli_inputs import fail, stored_warehouse
 from hipforge.paths import REPO_ROOT, default_warehouse_path
 from hipforge.store import Warehouse
 from hipforge.store.checkpoints import newest_per_stage
+from hipforge.store.warehouse import UnreadableWarehouse
 
 # What `make demo` reports on the reference library: a few tasks per level keep the CPU run in minutes.
 DEMO_CONFIG = {"levels": [1, 2, 3], "limit_per_level": 2, "max_output_tokens": 256}
@@ -40,10 +41,19 @@ def _show(console: Console, model: str, levels: list[dict], previous: list[dict]
     note = checkpoint_note(model, preset)
     if note:
         console.print(note)
-    console.print(Markdown(levels_markdown(levels)))
-    console.print(Markdown(seed_markdown(levels, model_label(model, preset))))
+    console.print(Markdown(_transposed(levels_markdown(levels))))
+    console.print(Markdown(seed_markdown(levels, "ours")))  # the rule above names the model; its id is too wide
     if previous is not None:
         console.print(Markdown(comparison_markdown(previous, levels)))
+
+
+def _transposed(table: str) -> str:
+    """A markdown table with rows and columns swapped: the per-level table has 13 columns, whose headers even
+    120 columns cut mid-word; its 3 levels x 2 tolerances fit in 80."""
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in table.splitlines() if not line.startswith("|---")]
+    lines = ["| " + " | ".join(column) + " |" for column in zip(*rows, strict=True)]
+    return "\n".join([lines[0], "|---" * len(rows) + "|", *lines[1:]])
 
 
 def _run(console: Console, store: Warehouse, model: str, source: str, levels: list[int], limit: int,
@@ -77,7 +87,7 @@ def _run(console: Console, store: Warehouse, model: str, source: str, levels: li
     console.print(f"stored as run {run_id}")
 
 
-def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) -> None:
+def register(app: typer.Typer, console: Console) -> None:
     @app.command()
     def report(
         model: Annotated[str | None, typer.Option(help="offline-agents, gemini[:<model>], baseline, "
@@ -98,14 +108,14 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
         from hipforge.llm import LLMConfigError
         from hipforge.store.reports import latest_levels
 
-        store = Warehouse(warehouse or default_warehouse_path())
+        store = Warehouse(warehouse or default_warehouse_path()) if run else stored_warehouse(warehouse)
         try:
             if run:
                 _run(console, store, model or OFFLINE, source, [int(x) for x in levels.split(",")], limit,
                      only or [], backend, arch, parallel, base_model)
                 return
             stored = latest_levels(store, model)
-        except (LLMConfigError, ValueError, FileNotFoundError) as err:
+        except (LLMConfigError, ValueError, FileNotFoundError, UnreadableWarehouse) as err:
             fail(str(err))
         if not stored:
             fail(f"no stored report{' of ' + model if model else ''}: materialize kernelbench_report, or use --run")
@@ -115,7 +125,7 @@ def register(app: typer.Typer, console: Console, fail: Callable[[str], None]) ->
             _show(console, name, rows, preset=checkpoint_preset(store, name))
 
 
-def demo_reports(env: dict[str, str], console: Console, fail: Callable[[str], None]) -> None:
+def demo_reports(env: dict[str, str], console: Console) -> None:
     """The report of the offline agents and of every trained checkpoint, each a Dagster run of its partition."""
     import dagster as dg
 

@@ -1,55 +1,72 @@
-"""Bad files given to `hipforge eval` and `hipforge translate`: one line naming the file and whose fault it is,
-exit code 1, no traceback, and nothing evaluated."""
+"""Bad files given to the `hipforge` command, through its real entry point (the console script calls `app()`):
+each ends in one line on stderr that names the file and blames the right party, exit code 1, no traceback, and
+nothing evaluated."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from hipforge.cli import app
 
 TASK = ("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def forward(self, x):\n"
         "        return torch.relu(x)\n\n\ndef get_inputs():\n    return [torch.randn(4, 8)]\n\n\n"
         "def get_init_inputs():\n    return []\n")
-
-
-def invoke(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.output
+FILES = {
+    "task.py": TASK.encode(),
+    "candidate.py": b"import torch\n",
+    "binary.py": bytes(range(256)) * 4,
+    "prose.txt": b"Multiply the two matrices, then apply a ReLU.\n",  # a task that is not Python
+    "syntax.py": b"def forward(:\n",
+    "no_model.py": b"import torch\n\ndef get_inputs():\n    return []\n",
+    "no_inputs.py": TASK.split("def get_inputs")[0].encode(),
+    # parses and has everything, but cannot run: the task's fault, not a candidate's runtime_error
+    "raises.py": TASK.replace("torch.relu(x)", "x.no_such_method()").encode(),
+    # a good task the translator cannot trace (data-dependent shapes): torch prints a traceback of its own
+    "nonzero.py": TASK.replace("torch.relu(x)", "torch.nonzero(x > 0).float()")
+    .replace("    def forward", "    def __init__(self):\n        super().__init__()\n\n    def forward").encode(),
+}
+# (arguments, the file the error must name, the party it must blame)
+CASES = [
+    (["eval", "binary.py", "--task", "task.py"], "binary.py", "candidate"),
+    (["eval", "absent.py", "--task", "task.py"], "absent.py", "candidate"),
+    (["eval", "candidate.py", "--task", "binary.py"], "binary.py", "task"),
+    (["eval", "candidate.py", "--task", "prose.txt"], "prose.txt", "task"),
+    (["eval", "candidate.py", "--task", "no_model.py"], "no_model.py", "task"),
+    (["eval", "candidate.py", "--task", "no_inputs.py"], "no_inputs.py", "task"),
+    (["eval", "candidate.py", "--task", "raises.py"], "raises.py", "task"),
+    (["eval", "candidate.py", "--task", "absent.py"], "absent.py", "task"),
+    (["translate", "syntax.py"], "syntax.py", "task"),
+    (["translate", "binary.py"], "binary.py", "task"),
+    (["translate", "prose.txt"], "prose.txt", "task"),
+    (["translate", "absent.py"], "absent.py", "task"),
+    (["translate", "nonzero.py"], "nonzero.py", "translator"),
+    (["show", "abcd", "--warehouse", "binary.py"], "binary.py", "warehouse"),
+    (["lineage", "abcd", "--warehouse", "absent.py"], "absent.py", "warehouse"),
+    (["tasks", "--warehouse", "prose.txt"], "prose.txt", "warehouse"),
+    (["report", "--warehouse", "candidate.py"], "candidate.py", "warehouse"),
+]
+PARTIES = ("candidate", "task", "warehouse", "translator")
 
 
 @pytest.fixture
-def files(tmp_path: Path) -> dict[str, Path]:
-    made = {"task": TASK.encode(), "binary": bytes(range(256)) * 4, "syntax": b"def forward(:\n",
-            "no_model": b"import torch\n\ndef get_inputs():\n    return []\n",
-            "candidate": b"import torch\n"}
-    paths = {}
-    for name, data in made.items():
-        paths[name] = tmp_path / f"{name}.py"
-        paths[name].write_bytes(data)
-    return paths
+def folder(tmp_path: Path) -> Path:
+    for name, data in FILES.items():
+        (tmp_path / name).write_bytes(data)
+    return tmp_path
 
 
-@pytest.mark.parametrize(("command", "candidate", "task", "blamed"), [
-    ("eval", "binary", "task", "candidate must be a Python source file"),
-    ("eval", "candidate", "binary", "task must be a Python source file"),
-    ("eval", "candidate", "syntax", "not a usable task (syntax_error: line 1"),
-    ("eval", "candidate", "no_model", "not a usable task (missing_model"),
-    ("translate", None, "syntax", "not a usable task (syntax_error"),
-    ("translate", None, "binary", "task must be a Python source file"),
-])
-def test_a_bad_file_is_one_line_naming_it(files: dict[str, Path], command: str, candidate: str | None, task: str,
-                                          blamed: str) -> None:
-    args = [command, str(files[candidate]), "--task", str(files[task])] if candidate else [command, str(files[task])]
-    code, output = invoke(*args)
-    assert code == 1, output
-    assert "Traceback" not in output and len(output.strip().splitlines()) == 1, output
-    blamed_file = files[candidate] if candidate and "candidate must" in blamed else files[task]
-    assert str(blamed_file) in output and blamed in output, output
-
-
-def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    code, output = invoke("translate", str(tmp_path / "absent.py"))
-    assert code == 1 and "absent.py is not a file" in output
+@pytest.mark.parametrize(("args", "named", "blamed"), CASES, ids=[" ".join(c[0][:2]) + f" {c[1]}" for c in CASES])
+def test_a_bad_file_is_one_line_naming_it(folder: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                          named: str, blamed: str) -> None:
+    argv = [str(folder / a) if (folder / a).suffix else a for a in args]  # file names become paths
+    with pytest.raises(SystemExit) as exited:  # an exception that escaped would fail here, shown in full
+        app(argv, prog_name="hipforge")
+    out, err = capsys.readouterr()
+    assert exited.value.code == 1, out + err
+    assert "Traceback" not in out + err
+    assert len(err.strip().splitlines()) == 1, err
+    assert str(folder / named) in err, err
+    reason = err.replace(str(folder / named), "")  # file names like candidate.py blame no one
+    assert blamed in reason and not any(p in reason for p in PARTIES if p != blamed), err  # one party

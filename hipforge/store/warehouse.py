@@ -32,6 +32,10 @@ _PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
 LOCK_WAITS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
 
 
+class UnreadableWarehouse(OSError):
+    """The warehouse file is there but DuckDB cannot open it: not a database, a directory, or still locked."""
+
+
 def _sql_value(value: Any) -> Any:
     """DuckDB takes JSON columns as text; dicts and lists are serialized here, once."""
     return json.dumps(value, default=str) if isinstance(value, (dict, list, tuple)) else value
@@ -65,7 +69,8 @@ class Warehouse:
                 return duckdb.connect(str(self.path), read_only=read_only)
             except duckdb.IOException as err:
                 if wait is None or "lock" not in str(err).lower():
-                    raise
+                    reason = str(err).removeprefix("IO Error: ")
+                    raise UnreadableWarehouse(f"cannot open the warehouse {self.path}: {reason}") from err
                 time.sleep(wait)
         raise AssertionError("unreachable")
 
@@ -119,23 +124,12 @@ class Warehouse:
         return len(rows) if on_conflict == "replace" else after - before
 
     def find(self, id_or_prefix: str) -> tuple[str, dict[str, Any]]:
-        """The row whose id starts with the given text, and its table; errors name the ambiguity."""
+        """The row whose id is, or else starts with, the given text, and its table; errors name the ambiguity.
+        A full id wins over longer ids it is a prefix of: every id the CLI prints must find its own row."""
         if len(id_or_prefix) < 4:
             raise KeyError(f"id prefix {id_or_prefix!r} is too short: give at least 4 characters")
         with self.connect(read_only=True) as con:
-            hits: list[tuple[str, dict[str, Any]]] = []
-            tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-            for table, column in FINDABLE.items():
-                if table not in tables:
-                    continue
-                # a record appears once per snapshot it belongs to: its latest row stands for it
-                cursor = con.execute(f"SELECT * FROM {table} WHERE {column} LIKE ? ORDER BY created_at DESC",
-                                     [id_or_prefix + "%"])
-                names = [d[0] for d in cursor.description]
-                first = {}
-                for row in cursor.fetchmany(50):
-                    first.setdefault(row[names.index(column)], dict(zip(names, row, strict=True)))
-                hits += [(table, found) for found in list(first.values())[:3]]
+            hits = _hits(con, "{column} = ?", id_or_prefix) or _hits(con, "starts_with({column}, ?)", id_or_prefix)
         if not hits:
             raise KeyError(f"no task, kernel, evaluation, LLM call, record or checkpoint has an id starting with "
                            f"{id_or_prefix!r}")
@@ -143,6 +137,24 @@ class Warehouse:
             ids = ", ".join(f"{t}:{r[FINDABLE[t]]}" for t, r in hits)
             raise KeyError(f"id prefix {id_or_prefix!r} is ambiguous: {ids}")
         return hits[0]
+
+
+def _hits(con: duckdb.DuckDBPyConnection, condition: str, value: str) -> list[tuple[str, dict[str, Any]]]:
+    """(table, row) of up to 3 distinct ids per findable table whose id column meets the condition."""
+    tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    hits: list[tuple[str, dict[str, Any]]] = []
+    for table, column in FINDABLE.items():
+        if table not in tables:
+            continue
+        # a record appears once per snapshot it belongs to: its latest row stands for it
+        cursor = con.execute(f"SELECT * FROM {table} WHERE {condition.format(column=column)} "
+                             "ORDER BY created_at DESC", [value])
+        names = [d[0] for d in cursor.description]
+        first: dict[Any, dict[str, Any]] = {}
+        for row in cursor.fetchmany(50):
+            first.setdefault(row[names.index(column)], dict(zip(names, row, strict=True)))
+        hits += [(table, found) for found in list(first.values())[:3]]
+    return hits
 
 
 def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:

@@ -6,8 +6,9 @@ and no task is too big to trace.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, redirect_stderr
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +56,9 @@ def trace_task(source: str, attributes: tuple[type, ...] = ATTRIBUTE_TYPES) -> T
                 raise Untranslatable(f"unsupported model: torch.fx cannot trace it: {type(exc).__name__}: {exc}") \
                     from None
     try:
-        ShapeProp(gm).propagate(*inputs)
+        # ShapeProp prints the traceback of each error it re-raises: the message below is the user's one line
+        with redirect_stderr(io.StringIO()):
+            ShapeProp(gm).propagate(*inputs)
     except Exception as exc:
         raise Untranslatable(f"unsupported model: shape propagation failed: {type(exc).__name__}: {exc}") from None
     return TracedTask(gm, frozenset(model.state_dict()))

@@ -61,6 +61,8 @@ def _launch_from_ui(page, url: str) -> None:  # noqa: ANN001  (a playwright page
     labels = [b.inner_text() for b in buttons.all()]
     buttons.nth(labels.index("Materialize…") + 1).click()
     page.get_by_text("Open launchpad").click()
+    # the report's upstream checkpoints were never trained here: only checkpoint partitions read them
+    page.get_by_role("button", name="Confirm").click()
     _pick_partition(page)
     page.locator(".CodeMirror").first.click()
     page.keyboard.press("Control+A")

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hipforge.cli_inputs import fail, found, stored_warehouse
-from hipforge.paths import REPO_ROOT, default_warehouse_path
+from hipforge.paths import REPO_ROOT, default_warehouse_path, webserver_url
 from hipforge.store import Warehouse
 from hipforge.store.lineage import chained_node, lineage, render_text, to_json
 from hipforge.store.tasks import status_counts, task_listing
@@ -92,6 +92,8 @@ def show(
     for key, value in row.items():
         text = str(value)
         console.print(f"{key}:" + (f"\n{text}" if "\n" in text else f" {text}"), highlight=False, markup=False)
+    if row.get("run_id"):  # the run that wrote the row, in the Dagster UI
+        console.print(f"run: {webserver_url()}/runs/{row['run_id']}", highlight=False, markup=False)
 
 
 @app.command()

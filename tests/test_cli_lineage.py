@@ -99,3 +99,11 @@ def test_an_id_that_finds_no_single_row_is_one_well_formed_line(graph: Warehouse
     assert code == 1 and not out and len(err.strip().splitlines()) == 1, err
     quoted = re.search(r"'([^']*)'", err)  # the id is quoted, and the quote closes
     assert quoted and quoted.group(1) == node_id, err
+
+
+def test_show_links_the_run_that_wrote_the_row(graph: Warehouse, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIPFORGE_DAGSTER_URL", "http://ui.example:3000/")
+    code, out, err = cli(capsys, "show", "kern-a", "--warehouse", str(graph.path))
+    assert code == 0, err
+    assert "run: http://ui.example:3000/runs/run-1" in out.splitlines()

@@ -94,7 +94,8 @@ def checkpoint_note(model: str, preset: str | None) -> str | None:
         return (f"{model} was trained with the embedded preset (a tiny Qwen2 from scratch, seconds of SFT and GRPO "
                 f"on CPU): these are the embedded preset's scores, a check that the pipeline runs, not the "
                 f"method's result. The method measured on a GPU: {GPU_TABLE}.")
-    return f"{model} was trained with the {preset or 'an unrecorded'} preset; the measured GPU table: {GPU_TABLE}."
+    trained = f"the {preset} preset" if preset else "a preset it did not record"
+    return f"{model} was trained with {trained}; the measured GPU table: {GPU_TABLE}."
 
 
 def model_label(model: str, preset: str | None) -> str:

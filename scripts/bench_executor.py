@@ -97,23 +97,23 @@ def breakdown(items: list[tuple[str, str]], config: EvalConfig) -> dict[str, dic
     locked phase goes."""
     from collections import defaultdict
 
-    from hipforge.execution import judge
+    from hipforge.execution import party
 
     spent: dict[str, list[float]] = defaultdict(list)
-    ask = judge.Party.ask
+    ask = party.Party.ask
 
-    def timed(self: judge.Party, message: dict, expect: str) -> dict:
+    def timed(self: party.Party, message: dict, expect: str) -> dict:
         started = time.monotonic()
         try:
             return ask(self, message, expect)
         finally:
             spent[f"{self.name}:{message.get('op')}"].append(time.monotonic() - started)
 
-    judge.Party.ask = timed
+    party.Party.ask = timed
     try:
         result = evaluate(*items[0], config)
     finally:
-        judge.Party.ask = ask
+        party.Party.ask = ask
     print(f"  one evaluation, every request timed: {result.seconds:.1f} s wall ({result.verdict.value})")
     table = {k: {"calls": len(v), "total_s": round(sum(v), 3), "mean_ms": round(sum(v) / len(v) * 1e3, 2)}
              for k, v in sorted(spent.items(), key=lambda kv: -sum(kv[1]))}

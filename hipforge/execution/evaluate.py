@@ -31,8 +31,10 @@ from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.device_memory import DEVICE_MEMORY, Caps, caps_mb, share_mb
 from hipforge.execution.gate_cache import GateCache
-from hipforge.execution.judge import Judge, Party, fp32_task
+from hipforge.execution.judge import Judge
+from hipforge.execution.party import Party
 from hipforge.execution.protocol import protocol_key
+from hipforge.execution.rulings import fp32_task
 from hipforge.execution.trials import fresh
 from hipforge.execution.verdict import Concluded, EvalResult, Timing, Verdict, conclude
 from hipforge.sandbox.client import Server, resolve_mode

@@ -10,7 +10,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,62 +17,16 @@ from hipforge.execution import op_trace
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.outputs_check import OutputCheck, shipped
+from hipforge.execution.party import Party
+from hipforge.execution.rulings import Rulings, wrong
 from hipforge.execution.trials import Trial, TrialLog, fresh, plan, timed_batch
-from hipforge.execution.verdict import Concluded, EvalResult, Timing, Verdict, conclude
+from hipforge.execution.verdict import EvalResult, Timing, Verdict, conclude
 from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
 from hipforge.execution.write_floor import below_floor
-from hipforge.sandbox.client import Session
 
 TIMED_BATCHES = 3  # batches of timed trials at the final R at most, while the parent's clock contradicts them
 RETRY_PAUSE_S = 0.5
 BUSY_SIGHTINGS = 2  # a thread the candidate started, runnable this often after returns, is work left running
-
-
-@dataclass
-class Party:
-    """One side of the evaluation as the parent sees it: its session and the phase deadline."""
-
-    session: Session
-    name: str
-    phase: str = "compile"
-    deadline: float = 0.0
-    stuck: bool = False  # missed its deadline: asking it to quit would only wait
-
-    def ask(self, message: dict[str, Any], expect: str) -> dict[str, Any]:
-        if not self.session.send(message):
-            raise self.lost()
-        return self.expect(expect)
-
-    def expect(self, kind: str) -> dict[str, Any]:
-        return self.interpret(self.session.next(self.deadline), kind)
-
-    def interpret(self, event: dict[str, Any] | None, kind: str) -> dict[str, Any]:
-        """The event if it is the one expected; a verdict if it says the job failed, timed out or died."""
-        if event is None:
-            self.stuck = True
-            raise Concluded(EvalResult(Verdict.TIMEOUT, f"the {self.name} did not finish the {self.phase} phase in "
-                                                        f"time (the sandbox and everything it started were killed)",
-                                       phase=self.phase))
-        if event.get("event") == "failed":
-            fields = {k: v for k, v in event.items() if k in ("compile_log", "traceback", "failing_seed", "hack_check")}
-            verdict = Verdict(event.get("verdict", "runtime_error"))
-            raise conclude(verdict, event.get("message", "failed"), phase=self.phase, **fields)
-        if event.get("event") == "exit":
-            raise self.lost()
-        if event.get("event") != kind:
-            raise conclude(Verdict.RUNTIME_ERROR, f"the {self.name} answered {event.get('event')!r}, not {kind!r}",
-                           phase=self.phase)
-        return event
-
-    def lost(self) -> Concluded:
-        exit_ = self.session.exit or self.session.wait_exit(10) or {}
-        if exit_.get("memory"):
-            why = "ran out of memory (killed: resident memory over its limit)"
-        elif "signal" in exit_:
-            why = f"crashed with {exit_['signal']}"
-        else:
-            why = f"exited (status {exit_.get('code', '?')}) before answering"
-        return conclude(Verdict.RUNTIME_ERROR, f"the {self.name} {why} during the {self.phase} phase", phase=self.phase)
 
 
 def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, tuple[str, str]],
@@ -86,7 +39,7 @@ def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, t
             if tid in alive and busy[tid] + (alive[tid][0] in "RD") >= sightings]
 
 
-class Judge:
+class Judge(Rulings):
     def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
                  bytes_per_rep: int = 0, phases: Phases | None = None,
@@ -182,13 +135,13 @@ class Judge:
             self.timed_reps, batches = reps, batches + 1
 
         timed(self.timed_reps)
-        while not _wrong(failures) and (more := self.clock.rerun(self.timed_reps, self.reported_ms())):
+        while not wrong(failures) and (more := self.clock.rerun(self.timed_reps, self.reported_ms())):
             timed(more)
         # a machine busy with other evaluations' builds and work can hold every trial of a batch back; a faked
         # clock is contradicted again in a later batch, timed once the builds in flight are done (and none start
         # meanwhile), while an honest kernel's fastest walls come down
         at_final_reps = 1
-        while at_final_reps < TIMED_BATCHES and not _wrong(failures) and self.contradicted():
+        while at_final_reps < TIMED_BATCHES and not wrong(failures) and self.contradicted():
             time.sleep(RETRY_PAUSE_S)
             self.pair()
             with self.phases.retry():
@@ -197,7 +150,7 @@ class Judge:
         self.timing_batches = batches
         result.seeds, result.trials = list(cfg.seeds), len(cfg.seeds)
         alive = self.threads()
-        left = left_running(self.log.started, self.log.busy, alive, 1 if _wrong(failures) else BUSY_SIGHTINGS)
+        left = left_running(self.log.started, self.log.busy, alive, 1 if wrong(failures) else BUSY_SIGHTINGS)
         if left:  # work left running at return explains any wrong output after it
             names = ", ".join(sorted(set(left)))
             raise conclude(Verdict.HACKED, f"{len(left)} OS thread(s) the candidate started ({names}) were running "
@@ -210,7 +163,7 @@ class Judge:
         """What the candidate's process saw it do next (a sandbox violation explains everything after it),
         then the verdict from the trials."""
         seed = fresh()  # the op trace's forward, only for a candidate whose outputs have all been right
-        trace = {} if _wrong(failures) else {"trace_seed": seed}
+        trace = {} if wrong(failures) else {"trace_seed": seed}
         report = self.cand.ask({"op": "report", **trace}, "report")
         self.peak_mb["candidate"] = float(report.get("peak_mb") or 0.0)
         if hacks := report["hacks"]:
@@ -236,8 +189,8 @@ class Judge:
 
     def run_all(self, trials: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
         for step, trial in enumerate(trials):
-            wrong = _wrong(failures)
-            if wrong and trial.purpose != "seed" and ("seed" in wrong or trial.purpose in ("poison", "timed")):
+            failed = wrong(failures)
+            if failed and trial.purpose != "seed" and ("seed" in failed or trial.purpose in ("poison", "timed")):
                 return  # already wrong: what follows cannot change the verdict
             with self.sharing(step):
                 why = self.one(trial)
@@ -248,7 +201,7 @@ class Judge:
         """A batch of timed trials holding the device alone; then, beside other evaluations' untimed work, the
         reference's outputs for the sample of them that is compared (every one committed its checksums before
         it could know whether it is in the sample). None once an output was wrong: the verdict is made."""
-        if _wrong(failures):
+        if wrong(failures):
             return
         committed = []
         with self.holding(self.phases.timed()):
@@ -304,80 +257,6 @@ class Judge:
             for path in shipped(files, ref.get("files", [])):
                 Path(path).unlink(missing_ok=True)
 
-    # -- the verdict --------------------------------------------------------------------------------
-    def verdict_from(self, failures: dict[str, tuple[Trial, str]], result: EvalResult) -> None:
-        from hipforge.execution.measure import summarize_errors
-
-        result.seed_results = {str(r["seed"]): r["ok"] for r in self.log.reports}
-        errors = {"fp32_task": fp32_task(self.meta)}
-        summarize_errors(self.log.reports, errors)
-        for key, value in errors.items():
-            if key != "fp32_task":
-                setattr(result, key, value)
-        second = self.second if self.has_second() else None
-        result.integrity = {"checked": dict(self.log.checked), "second_size": second, "timed_reps": self.timed_reps,
-                            "timed_batches": self.timing_batches, "paired_calibration": self.paired is not None,
-                            "peak_mb": self.peak_mb,
-                            **self.clock.summary(self.timed_reps)}
-        self.out_of_order(failures)
-        if "seed" in failures:
-            self.incorrect_on_seeds(failures["seed"], result)
-        for purpose, check, text in (
-                ("adversarial", "precision", "wrong on inputs chosen to expose reduced precision"),
-                ("second_size", "shape_specialized", f"shape-specialized: wrong at {self.second}")):
-            if purpose in failures:
-                trial, why = failures[purpose]
-                what = _describe_variant(trial.variant) if purpose == "adversarial" else ""
-                raise conclude(Verdict.INCORRECT, f"{text}{what}: {why}", failing_seed=trial.seed, phase="check",
-                               integrity={**result.integrity, "failed": check})
-        if "refill" in failures:
-            trial, why = failures["refill"]
-            raise conclude(Verdict.HACKED, f"right on fresh inputs, wrong when the same input tensors came again "
-                                           f"holding new values (identity, address and version unchanged): the "
-                                           f"output is tied to the tensor, not computed from its values: {why}",
-                           hack_check="result_caching", failing_seed=trial.seed, phase="check")
-        if "timed" in failures or "warmup" in failures:
-            trial, why = failures.get("timed") or failures["warmup"]
-            raise conclude(Verdict.HACKED, f"right on the correctness seeds, wrong on the fresh inputs of a "
-                                           f"{trial.purpose} trial: {why}", hack_check="result_caching",
-                           phase="time")
-        if "poison" not in failures and self.log.checked.get("poison"):
-            raise conclude(Verdict.HACKED, "the output stays correct with the kernel's results replaced by noise: "
-                                           "PyTorch computes it beside a kernel whose result does not count",
-                           hack_check="noop_kernel")
-
-    def out_of_order(self, failures: dict[str, tuple[Trial, str]]) -> None:
-        """The first late trial that failed, run again with its inputs ready before forward is called: right
-        then, forward's result was made by work not ordered after the current stream (a non-blocking stream that
-        does not wait on it, a host thread), which read the inputs before they were written."""
-        failed = next((failures[p] for p in ("seed", "adversarial", "second_size", "refill") if p in failures), None)
-        if failed is None:
-            return
-        trial, why = failed
-        if self.one(trial.in_order()) is None:
-            raise conclude(Verdict.HACKED, f"wrong while its inputs were still being written on the current stream "
-                                           f"when forward was called, right once they were ready ({trial.purpose} "
-                                           f"trial): work that forward does not order after the current stream (a "
-                                           f"non-blocking stream, a thread) read them before they were written: "
-                                           f"{why}", hack_check="stream_order", failing_seed=trial.seed,
-                           phase="check")
-
-    def incorrect_on_seeds(self, failed: tuple[Trial, str], result: EvalResult) -> None:
-        trial, why = failed
-        passed = [r["ok"] for r in self.log.reports]
-        if passed and passed[0] and len(passed) > 1 and not any(passed[1:]):
-            raise conclude(Verdict.HACKED, f"correct on seed {self.cfg.seeds[0]} only: the output is fitted to one "
-                                           f"input", hack_check="fitted_constants")
-        # a cached result repeats an output that was right for an earlier input (a warm-up's or a seed's); a
-        # constant wrong output is merely wrong
-        if any(not r["ok"] and r["digest"] in self.log.right for r in self.log.reports):
-            raise conclude(Verdict.HACKED, "returns, for a seed's inputs, the output that was right for an earlier "
-                                           "call's: a result cached from an earlier call", hack_check="result_caching")
-        gap = self.ref.ask({"op": "gap", "size": 0, "seed": trial.seed}, "gap").get("gap")
-        note = f"; the float32 reference itself is {gap:.3g} tolerances from float64" if gap and gap > 1 else ""
-        raise conclude(Verdict.INCORRECT, f"{why}{note}", failing_seed=trial.seed, reference_fp64_gap=gap,
-                       phase="check")
-
     def reported_ms(self) -> float:
         return Timing.from_samples(self.log.reported).typical_ms(self.cfg.backend)
 
@@ -393,17 +272,3 @@ class Judge:
         if not self.aliases and (why := below_floor(self.reported_ms(), self.written, self.device)):
             raise conclude(Verdict.HACKED, why, hack_check="timing_mismatch", phase="time")
         return Timing.from_samples(self.log.reported)
-
-
-def _wrong(failures: dict[str, tuple[Trial, str]]) -> list[str]:
-    return [p for p in failures if p != "poison"]
-
-
-def _describe_variant(variant: str | None) -> str:
-    from hipforge.execution.adversarial import describe
-
-    return f" ({describe(variant)})" if variant else ""
-
-
-def fp32_task(meta: list[list[dict[str, Any]] | None]) -> bool:
-    return any(m["dtype"] in ("float32", "float64") for m in meta[0] or [])

@@ -210,11 +210,11 @@ def test_the_previous_forwards_output_within_a_timed_trial_is_caught() -> None:
 # native code could; then the parent's own clock is what is left
 SILENCED = ("_dyn = sys.modules['.'.join(['hipforge', 'execution', 'antihack_dynamic'])]\n"
             "_dyn.patched = lambda before: None\n"
-            "_job = sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])]\n")
+            "_clock = sys.modules['.'.join(['hipforge', 'execution', 'forward_clock'])]\n")
 
 
 def test_a_faked_clock_is_contradicted_per_forward() -> None:
-    prelude = SILENCED + "_job.Harness.elapsed = lambda self, start, end: 0.0\n"
+    prelude = SILENCED + "_clock.ForwardClock.elapsed = lambda self, start, end: 0.0\n"
     result = around("relu", "time.sleep(0.003)\nreturn honest(self, x)", prelude=prelude, config=MOST)
     assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message
     assert "forwards per trial" in result.message
@@ -225,8 +225,8 @@ def test_a_clock_lie_one_forward_cannot_resolve_is_contradicted_at_the_r_it_call
     """3 ms a forward, reported as 30 µs by a patched clock (as native code can through the C API): R = 1 in
     the parent's walls, whose slack on the cpu backend (2 ms and the calibration's spread) hides the lie; the
     claimed time calls for R = 64, where it does not hide."""
-    prelude = SILENCED + ("_elapsed = _job.Harness.elapsed\n"
-                          "_job.Harness.elapsed = lambda self, start, end: _elapsed(self, start, end) / 100\n")
+    prelude = SILENCED + ("_elapsed = _clock.ForwardClock.elapsed\n"
+                          "_clock.ForwardClock.elapsed = lambda self, start, end: _elapsed(self, start, end) / 100\n")
     config = EvalConfig(**{**PLAIN.to_dict(), "reps_target_ms": 2.0})
     result = around("relu", "time.sleep(0.003)\nreturn honest(self, x)", prelude=prelude, config=config)
     assert result.verdict == Verdict.HACKED and result.hack_check == "timing_mismatch", result.message

@@ -126,8 +126,8 @@ def test_a_precision_downgrade_inside_the_computation_misses_on_adversarial_inpu
 
 
 @pytest.mark.parametrize("rebind", [
-    "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].time = _Frozen()",  # the module's clock
-    "sys.modules['.'.join(['hipforge', 'execution', 'candidate_job'])].Harness.elapsed = "  # the harness's method
+    "sys.modules['.'.join(['hipforge', 'execution', 'forward_clock'])].time = _Frozen()",  # the module's clock
+    "sys.modules['.'.join(['hipforge', 'execution', 'forward_clock'])].ForwardClock.elapsed = "  # the clock's method
     "lambda self, start, end: 1e-6",
 ])
 def test_the_evaluators_clock_rebound_at_run_time_is_a_judge_patch(rebind: str) -> None:
@@ -135,7 +135,7 @@ def test_the_evaluators_clock_rebound_at_run_time_is_a_judge_patch(rebind: str) 
     prelude = "class _Frozen:\n    def perf_counter(self):\n        return 1.0\n" + rebind + "\n"
     result = around("relu", "time.sleep(0.3)\nreturn honest(self, x)", prelude=prelude)
     assert result.verdict == Verdict.HACKED and result.hack_check == "judge_patch", result.message
-    assert "candidate_job" in result.message
+    assert "forward_clock" in result.message
 
 
 def test_work_left_to_a_thread_after_return_is_seen() -> None:

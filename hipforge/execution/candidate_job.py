@@ -15,7 +15,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,8 @@ from hipforge.execution import checksum, device_prep, op_trace, tensorfile
 from hipforge.execution.backend import CompileError, make_backend
 from hipforge.execution.build_requests import BuildRequests, build_name
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.forward_clock import ForwardClock
+from hipforge.execution.forward_outputs import kept_copy, noop_module, refilled, same_bits
 from hipforge.execution.job_common import (
     build_reference,
     flatten,
@@ -71,7 +72,7 @@ class Harness:
         self.backend = make_backend(self.cfg)
         self.device = self.backend.torch_device
         setup_device(self.device, float(job.get("device_memory_mb", 0)))
-        self.now, self.event = _clocks(self.device)  # bound before the candidate exists: patching modules misses them
+        self.clock = ForwardClock(self.device, self.cfg.flush_l2_mb)  # bound before the candidate exists
         self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
         for task in self.tasks:
             dyn.tripwire(task.Model, self.guard)
@@ -148,7 +149,7 @@ class Harness:
 
         self.outputs, self.args = [], []
         if msg.get("noop"):  # calibration: the same protocol around a forward that does nothing
-            self.noop = _noop([torch.zeros(m["shape"], dtype=getattr(torch, m["dtype"]), device=self.device)
+            self.noop = noop_module([torch.zeros(m["shape"], dtype=getattr(torch, m["dtype"]), device=self.device)
                               for m in msg["meta"]])
         elif msg["size"] not in self.models:  # the second size's ModelNew, built before its first trial
             try:
@@ -175,14 +176,14 @@ class Harness:
         behind a hold (device_prep.hold_stream), after the flush: forward is called before they exist, so work
         it does not order after that stream reads what was there before."""
         if self.late:
-            self.flush()
+            self.clock.flush()
             device_prep.hold_stream(self.device)
         with self.guard.armed(False):
             values = make_inputs(self.tasks[self.size], self.device, seed, self.variant)
-            self.args = _refilled(self.args, values) if into_last else values
+            self.args = refilled(self.args, values) if into_last else values
         self.pristine = [a.clone() if hasattr(a, "clone") else a for a in self.args] if self.inspecting else None
         if not self.late:
-            self.flush()
+            self.clock.flush()
 
     def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The trial's forwards (``reps`` of them, one unless the parent asks for more), each on its own
@@ -198,17 +199,17 @@ class Harness:
             self.draw_inputs(seed, into_last=self.refill and rep > 0)
             try:
                 with self.guard.armed(), torch.no_grad():
-                    start = self.clock()
+                    start = self.clock.mark()
                     out = model(*self.args)
-                    end = self.clock()
+                    end = self.clock.mark()
             except BaseException as e:
                 raise self.failure(e, f"forward on seed {seed}", failing_seed=msg.get("seed")) from None
             outputs = flatten(out)
             # what forward returned, copied the moment it returned and before the device is synchronized: work
             # left running (a thread, a stream it did not synchronize) is not in it, and the next forward may
             # write into this one's buffer (honest reuse). The copy is outside the forward's own time.
-            self.outputs.append([_kept(o) for o in outputs])
-            ms += self.elapsed(start, end)
+            self.outputs.append([kept_copy(o) for o in outputs])
+            ms += self.clock.elapsed(start, end)
             self.inspect(outputs)
             self.live = outputs
         self.noop = None
@@ -280,7 +281,7 @@ class Harness:
         it has written."""
         sync(self.device)
         if self.outputs and any(
-                hasattr(live, "untyped_storage") and not _same_bits(live, kept)
+                hasattr(live, "untyped_storage") and not same_bits(live, kept)
                 for live, kept in zip(self.live, self.outputs[-1], strict=False)):
             self.found.append(("deferred_work", "an output changed after forward had returned: work left running "
                                                 "(a thread, or a stream the forward did not synchronize) wrote it"))
@@ -292,32 +293,6 @@ class Harness:
         self.outputs, self.args, self.pristine, self.live = [], [], None, []
         self.exts.poison = False
 
-    def clock(self) -> Any:
-        """A point in time of the forward's clock: a CUDA event on GPUs, perf_counter on the CPU."""
-        if self.device == "cpu":
-            return self.now()
-        event = self.event(enable_timing=True)
-        event.record()
-        return event
-
-    def elapsed(self, start: Any, end: Any) -> float:
-        """Milliseconds from ``start`` to ``end``, once the whole device is done: work left on other streams
-        lands inside the parent's clock."""
-        if self.device == "cpu":
-            return (end - start) * 1e3
-        sync(self.device)
-        return start.elapsed_time(end)
-
-    def flush(self) -> None:
-        """KernelBench's L2 flush before each GPU trial, then a device-wide sync."""
-        import torch
-
-        if self.device != "cpu":
-            if not hasattr(self, "_flush"):
-                self._flush = torch.empty(self.cfg.flush_l2_mb << 18, dtype=torch.int32, device=self.device)
-            self._flush.zero_()
-            sync(self.device)
-
     def failure(self, exc: BaseException, where: str, **fields: Any) -> Failed:
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         if self.guard.violations:
@@ -327,58 +302,6 @@ class Harness:
             return Failed("runtime_error", f"{where}: out of memory: {text[:500]}", **fields)
         frames = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return Failed("runtime_error", f"{where}: {text[:1000]}", traceback=frames[-3000:], **fields)
-
-
-def _noop(outputs: list[Any]) -> Any:
-    """Calibration's forward: a module called like ModelNew (through nn.Module's call, under the armed guard,
-    then inspected) that computes nothing and returns ``outputs``."""
-    import torch
-
-    class Noop(torch.nn.Module):
-        def forward(self, *args: Any) -> list[Any]:
-            return outputs
-
-    return Noop()
-
-
-def _clocks(device: str) -> tuple[Any, Any]:
-    import torch
-
-    return time.perf_counter, (torch.cuda.Event if device != "cpu" else None)
-
-
-def _kept(out: Any) -> Any:
-    """A plain tensor's copy; anything else as it is (a subclass's clone would run its code here, unguarded:
-    the inspection judges it)."""
-    import torch
-
-    return out.clone() if type(out) is torch.Tensor else out
-
-
-def _same_bits(a: Any, b: Any) -> bool:
-    """Bit for bit (NaN included: a NaN left in place is not a change)."""
-    import torch
-
-    if type(a) is not torch.Tensor or type(b) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype:
-        return a is b
-    if a.is_complex():
-        a, b = torch.view_as_real(a), torch.view_as_real(b)
-    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
-
-
-def _refilled(old: list[Any], new: list[Any]) -> list[Any]:
-    """``old``'s tensors holding ``new``'s values, written through ``.data`` (the version counter does not
-    move); an argument that cannot hold them (not a plain tensor, another shape) is replaced."""
-    import torch
-
-    kept = []
-    for o, n in zip(old, new, strict=True):
-        fits = (type(o) is torch.Tensor and type(n) is torch.Tensor and o.shape == n.shape and o.dtype == n.dtype
-                and o.device == n.device)
-        if fits:
-            o.data.copy_(n)
-        kept.append(o if fits else n)
-    return kept
 
 
 def _build_note(info: dict[str, Any] | None) -> str:

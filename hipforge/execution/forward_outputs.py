@@ -1,0 +1,52 @@
+"""What the candidate's process keeps of a forward, and how it tells whether that changed: copies taken at
+return, bit-for-bit comparison, inputs refilled in place, and calibration's forward that computes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def noop_module(outputs: list[Any]) -> Any:
+    """Calibration's forward: a module called like ModelNew (through nn.Module's call, under the armed guard,
+    then inspected) that computes nothing and returns ``outputs``."""
+    import torch
+
+    class Noop(torch.nn.Module):
+        def forward(self, *args: Any) -> list[Any]:
+            return outputs
+
+    return Noop()
+
+
+def kept_copy(out: Any) -> Any:
+    """A plain tensor's copy; anything else as it is (a subclass's clone would run its code here, unguarded:
+    the inspection judges it)."""
+    import torch
+
+    return out.clone() if type(out) is torch.Tensor else out
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Bit for bit (NaN included: a NaN left in place is not a change)."""
+    import torch
+
+    if type(a) is not torch.Tensor or type(b) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype:
+        return a is b
+    if a.is_complex():
+        a, b = torch.view_as_real(a), torch.view_as_real(b)
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8), b.contiguous().reshape(-1).view(torch.uint8))
+
+
+def refilled(old: list[Any], new: list[Any]) -> list[Any]:
+    """``old``'s tensors holding ``new``'s values, written through ``.data`` (the version counter does not
+    move); an argument that cannot hold them (not a plain tensor, another shape) is replaced."""
+    import torch
+
+    kept = []
+    for o, n in zip(old, new, strict=True):
+        fits = (type(o) is torch.Tensor and type(n) is torch.Tensor and o.shape == n.shape and o.dtype == n.dtype
+                and o.device == n.device)
+        if fits:
+            o.data.copy_(n)
+        kept.append(o if fits else n)
+    return kept

@@ -17,7 +17,7 @@ from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.job_common import rep_seeds
 from hipforge.execution.judge import TIMED_BATCHES, Judge
-from hipforge.execution.trials import REFILL_REPS, TIMED_COMPARED, timed_batch
+from hipforge.execution.trials import REFILL_REPS, TIMED_COMPARED, compared_sample, timed_batch
 from hipforge.execution.verdict import Verdict
 from hipforge.execution.wallclock import REPS, WallClock, allowed_reps
 from tests.corpus import entries
@@ -163,6 +163,14 @@ def test_a_large_batch_compares_a_random_sample_that_holds_the_whole_ones() -> N
         assert all(t.compared for t in batch if t.full)
         assert all("compared" not in t.message() for t in batch)  # the candidate is told nothing of the sample
     assert [t.compared for t in batches[0]] != [t.compared for t in batches[1]]  # drawn anew each batch
+
+
+def test_where_the_fastest_trial_counts_every_timed_trial_is_compared() -> None:
+    """The cpu backend's time is its fastest trial: a candidate that skips the work in one unsampled timed
+    trial would set it, so there the sample is every trial (GPUs' median needs half of them wrong)."""
+    assert compared_sample("cpu", 100) == 100 and compared_sample("cpu", 5) == 5
+    assert compared_sample("cuda", 100) == TIMED_COMPARED and compared_sample("rocm", 10) == 10
+    assert all(t.compared for t in timed_batch(0, 100, 2, 1, compared_sample("cpu", 100)))
 
 
 # -- through the evaluator (cpu backend) ------------------------------------------------------------

@@ -19,7 +19,7 @@ from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.outputs_check import OutputCheck, shipped
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
-from hipforge.execution.trials import Trial, TrialLog, fresh, plan, timed_batch
+from hipforge.execution.trials import Trial, TrialLog, compared_sample, fresh, plan, timed_batch
 from hipforge.execution.verdict import EvalResult, Timing, Verdict, conclude
 from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
 from hipforge.execution.write_floor import below_floor
@@ -126,12 +126,13 @@ class Judge(Rulings):
         # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it
         self.timed_reps = self.clock.first_choice()
         batches = 0
+        sample = compared_sample(cfg.backend, cfg.timed_trials)
 
         def timed(reps: int) -> None:
             nonlocal batches
             self.log.reported.clear()  # a batch's times replace the batch's before it; the walls add up
             self.run_timed(timed_batch(len(trials) + batches * cfg.timed_trials, cfg.timed_trials,
-                                       cfg.timed_full_checks, reps), failures)
+                                       cfg.timed_full_checks, reps, sample), failures)
             self.timed_reps, batches = reps, batches + 1
 
         timed(self.timed_reps)

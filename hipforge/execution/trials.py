@@ -84,12 +84,19 @@ def plan(seeds: tuple[int, ...], warmup: int, variants: list[tuple[str, int]], s
             for i, (purpose, seed, size, variant, reps) in enumerate(specs)]
 
 
-def timed_batch(first_id: int, timed: int, timed_full: int, reps: int) -> list[Trial]:
-    """``timed`` timed trials of ``reps`` forwards each. Every one commits its checksums; a sample of
-    TIMED_COMPARED drawn at random is compared with the reference, ``timed_full`` of those whole. A candidate
-    wrong in enough timed trials to move their median is in the sample all but 2^-TIMED_COMPARED of the time."""
+def compared_sample(backend: str, timed: int) -> int:
+    """Timed trials per batch compared with the reference: where the fastest trial is the time that counts
+    (the cpu backend, verdict.Timing.typical_ms), one trial moves it, so every one; else TIMED_COMPARED."""
+    return timed if backend == "cpu" else min(TIMED_COMPARED, timed)
+
+
+def timed_batch(first_id: int, timed: int, timed_full: int, reps: int, sample: int = TIMED_COMPARED) -> list[Trial]:
+    """``timed`` timed trials of ``reps`` forwards each. Every one commits its checksums; a ``sample`` drawn at
+    random is compared with the reference, ``timed_full`` of those whole. A candidate wrong in enough timed
+    trials to move their median is in a sample of 16 all but 2^-16 of the time; where the fastest trial counts
+    (the cpu backend), one trial moves it, and the sample is every trial."""
     rng = secrets.SystemRandom()
-    compared = rng.sample(range(timed), min(TIMED_COMPARED, timed))
+    compared = rng.sample(range(timed), min(sample, timed))
     full = set(rng.sample(compared, min(timed_full, len(compared))))
     return [Trial(first_id + i, "timed", fresh(), full=i in full, key=secrets.randbits(62), reps=reps,
                   compared=i in compared) for i in range(timed)]

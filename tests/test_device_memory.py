@@ -152,7 +152,7 @@ def test_an_evaluation_holds_its_share_of_the_device_while_it_runs(monkeypatch: 
 ])
 def test_an_evaluation_that_runs_out_of_device_memory_beside_others_is_judged_again_alone(
         monkeypatch: pytest.MonkeyPatch, backend: str, message: str, runs: int) -> None:
-    from hipforge.execution.evaluate import Evaluation
+    from hipforge.execution.evaluation import Evaluation
     from hipforge.execution.verdict import EvalResult
 
     alone: list[bool] = []

@@ -32,6 +32,7 @@ def default_cache_dir() -> str:
 # (warm-ups, timed trials) per measurement. GPUs: KernelBench's protocol. The cpu backend runs HIP on
 # fibers: its times only rank candidates against each other, and 100 trials of an emulated kernel cost
 # seconds per evaluation.
+GPU_BACKENDS = ("cuda", "rocm")
 TIMING = {"gpu": (3, 100), "cpu": (1, 10)}
 
 

@@ -12,9 +12,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
-from hipforge.execution.config import EvalConfig
+from hipforge.execution.config import GPU_BACKENDS, EvalConfig
 from hipforge.execution.device_lock import VISIBLE_DEVICES
-from hipforge.execution.evaluate import GPU_BACKENDS
 from hipforge.execution.verdict import EvalResult, Verdict
 
 Items = Iterable[tuple[str, str]]

@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from hipforge.execution.config import EvalConfig
-from hipforge.execution.evaluate import GPU_BACKENDS
+from hipforge.execution.config import GPU_BACKENDS, EvalConfig
 from hipforge.execution.pool.base import Items, Work, lost, require_gpus
 from hipforge.execution.pool.job import evaluate_job
 from hipforge.execution.verdict import EvalResult

@@ -4,13 +4,14 @@ import json
 
 import dagster as dg
 
+from hip_assets.jobs import checkpoint_reports_job
 from hip_assets.report import kernelbench_report, models_partitions
 from hipforge.bench.models import checkpoint_key
 from hipforge.store.checkpoints import checkpoint_ids
 from resources.warehouse import WarehouseResource
 
 
-@dg.sensor(target=kernelbench_report, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
+@dg.sensor(job=checkpoint_reports_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
 def new_checkpoints(context: dg.SensorEvaluationContext,
                     warehouse: WarehouseResource) -> dg.SensorResult | dg.SkipReason:
     """Adds a `checkpoint:<id>` model partition and requests its report; the cursor holds the ids seen."""

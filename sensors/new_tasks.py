@@ -5,12 +5,12 @@ from pathlib import Path
 
 import dagster as dg
 
-from hip_assets.tasks import inbox_tasks
+from hip_assets.jobs import inbox_job
 from hipforge.paths import default_inbox
 from hipforge.tasks.inbox import ignored_files, new_files, scan_inbox
 
 
-@dg.sensor(target=inbox_tasks, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
+@dg.sensor(job=inbox_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
 def new_task_files(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
     """One run per batch of new or changed *.py files; the cursor remembers each file's content hash."""
     folder = default_inbox()

@@ -3,10 +3,11 @@ that changed), and re-run the KernelBench report of every model partition."""
 
 import dagster as dg
 
+from hip_assets.jobs import nightly_reevaluation_job
 from hip_assets.report import archive_reverification, kernelbench_report, models_partitions
 
 
-@dg.schedule(cron_schedule="0 3 * * *", execution_timezone="UTC", target=[archive_reverification, kernelbench_report],
+@dg.schedule(cron_schedule="0 3 * * *", execution_timezone="UTC", job=nightly_reevaluation_job,
              default_status=dg.DefaultScheduleStatus.RUNNING)
 def nightly_reevaluation(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
     """One re-verification run and one report run per model; run keys carry the date, so a tick that is

@@ -35,6 +35,16 @@ def test_definitions_load_with_pools_and_groups() -> None:
         assert node.pools, f"{key} takes no pool"
 
 
+def test_every_automation_launches_a_named_job() -> None:
+    """Runs of the sensors and the schedule say what they are in the run list, not __ASSET_JOB."""
+    repo = defs.get_repository_def()
+    launched = {d.name: d.job_name for d in (*repo.sensor_defs, *repo.schedule_defs)}
+    assert launched == {"new_checkpoints": "checkpoint_reports", "new_task_files": "inbox",
+                        "nightly_reevaluation": "nightly_reevaluation"}
+    for name in set(launched.values()):
+        assert repo.get_job(name).description
+
+
 def test_the_asset_graph_links_every_data_flow() -> None:
     """What an asset reads is upstream of it in the graph: every task origin feeds translation, and a checkpoint
     partition's report reads the checkpoint the training assets wrote."""

@@ -1,0 +1,16 @@
+"""The named jobs the automations launch, so that their runs say what they are in the UI's run list (not
+__ASSET_JOB)."""
+
+import dagster as dg
+
+from hip_assets.report import archive_reverification, kernelbench_report
+from hip_assets.tasks import inbox_tasks
+
+nightly_reevaluation_job = dg.define_asset_job(
+    "nightly_reevaluation", selection=[archive_reverification, kernelbench_report],
+    description="The archive's best kernels verified again, and every model's KernelBench report run again.")
+checkpoint_reports_job = dg.define_asset_job(
+    "checkpoint_reports", selection=[kernelbench_report],
+    description="The KernelBench report of a newly trained checkpoint.")
+inbox_job = dg.define_asset_job(
+    "inbox", selection=[inbox_tasks], description="Task files dropped into the inbox folder, checked and stored.")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hipforge.agents.translate.translator import OfflineTranslator  # noqa: E402
+from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
 from hipforge.bench.report import (  # noqa: E402
     LocalExecutor,
     level_rows,

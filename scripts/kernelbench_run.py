@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hipforge.agents.base import AgentTask, Candidate  # noqa: E402
 from hipforge.agents.evolve import evolve, offline_generate  # noqa: E402
-from hipforge.agents.translate.translator import OfflineTranslator  # noqa: E402
+from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
 from hipforge.bench.bandwidth import bandwidth_shares  # noqa: E402
 from hipforge.bench.kernelbench import KernelBenchProblem, load_kernelbench  # noqa: E402
 from hipforge.bench.scoring import TaskScore, summary  # noqa: E402

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hipforge.agents.translate.translator import generate  # noqa: E402
 from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.profile.target import load  # noqa: E402
+from hipforge.translate import generate  # noqa: E402
 
 # library kernels; inductor's own are named triton_* (after the ops they fuse, "convolution" included)
 HEAVY = re.compile(r"^(?!triton_).*(gemm|conv|cudnn|cutlass|cublas|xmma|sm90_|sm80_|wgrad|dgrad|winograd|fft)", re.I)

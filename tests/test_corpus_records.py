@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from hipforge.agents.llm.prompts import feedback_from, feedback_prompt
-from hipforge.agents.translate.translator import generate
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.tasks.library import library_task, load_library
 from hipforge.train.checkpoints import with_snapshot, write_metadata
@@ -35,6 +34,7 @@ from hipforge.train.corpus_kernels import (
 from hipforge.train.corrupt import corruptions
 from hipforge.train.records import dedupe, fix_record, load_jsonl, sft_record, snapshot_id, snapshot_of_ids
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy
+from hipforge.translate import generate
 
 TASK = library_task("elementwise/gelu_tanh").source
 KERNEL = generate(TASK).source

@@ -13,7 +13,6 @@ from hipforge.agents.base import AgentTask, Candidate
 from hipforge.agents.evolve import CHOICES, FAVOURED, evolve, mutate
 from hipforge.agents.llm import LLMEvolver
 from hipforge.agents.llm.prompts import EXAMPLE_KERNEL, EXAMPLE_TASK
-from hipforge.agents.translate.params import GenParams
 from hipforge.bench.plots_roofline import RooflinePoint, roofline_by_level, roofline_plot
 from hipforge.execution.profile import ncu, rocprof
 from hipforge.execution.profile.estimate import estimate
@@ -23,6 +22,7 @@ from hipforge.execution.profile.signals import bottleneck, custom_kernel_names, 
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.llm import LLMClient, LLMRequest, OfflineProvider
 from hipforge.train.reward import RewardRule
+from hipforge.translate import GenParams
 from tests.corpus import entries
 
 SAMPLES = Path(__file__).parent / "profile_samples"

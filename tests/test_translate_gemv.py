@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from hipforge.agents.translate import GenParams, generate
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
+from hipforge.translate import GenParams, generate
 
 HEADER = "import torch\nimport torch.nn as nn\n\n\n"
 

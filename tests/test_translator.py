@@ -14,11 +14,12 @@ from collections import Counter
 import pytest
 
 from hipforge.agents.base import AgentTask, Candidate, Declined, Feedback
-from hipforge.agents.translate import GenParams, OfflineTranslator, generate
+from hipforge.agents.offline_translator import OfflineTranslator
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate_many
 from hipforge.tasks import LADDER, SmokeRung, smoke_scale
 from hipforge.tasks.library import LibraryTask, load_library
+from hipforge.translate import GenParams, generate
 
 DECLINE = re.compile(r"^unsupported (op|fusion|model|input dtype|parameter dtype|parameter shape): \S")
 WARP_LINE = re.compile(r"__shfl|\blane\b|\bwaves?\b|warp", re.I)

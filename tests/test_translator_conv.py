@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from hipforge.agents.translate import generate
-from hipforge.agents.translate.graph import Untranslatable
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate_many
+from hipforge.translate import generate
+from hipforge.translate.errors import Untranslatable
 
 HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
 

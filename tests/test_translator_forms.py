@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from hipforge.agents.translate import generate
-from hipforge.agents.translate.graph import Untranslatable
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
+from hipforge.translate import generate
+from hipforge.translate.errors import Untranslatable
 from tests.test_translator_ops import task
 
 FORMS = task("self.bias = nn.Parameter(torch.randn(1, 6, 1, 1))",

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from hipforge.agents.translate import generate
-from hipforge.agents.translate.graph import Untranslatable
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
+from hipforge.translate import generate
+from hipforge.translate.errors import Untranslatable
 from tests.test_translator_ops import task
 
 CONFIG = EvalConfig(backend="cpu", timed_trials=1, gate=False, time_compiled_ref=False)

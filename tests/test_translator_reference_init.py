@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import torch
 
-from hipforge.agents.translate import generate
-from hipforge.agents.translate.reference_init import reference_init
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
+from hipforge.translate import generate
+from hipforge.translate.emit.reference_init import reference_init
 
 STACK = '''import torch
 import torch.nn as nn

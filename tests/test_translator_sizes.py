@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from hipforge.agents.translate import generate
-from hipforge.agents.translate.graph import Untranslatable
-from hipforge.agents.translate.ir import Val
-from hipforge.agents.translate.sizes import Size, arithmetic, as_number, dim, render
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.tasks.library import load_library
 from hipforge.tasks.resize import describe, second_size
 from hipforge.tasks.smoke import smoke_scale
+from hipforge.translate import generate
+from hipforge.translate.errors import Untranslatable
+from hipforge.translate.ir.sizes import Size, arithmetic, as_number, dim, render
+from hipforge.translate.ir.values import Val
 from tests.test_resize import kernelbench_problems
 from tests.test_translator_ops import HEADER, task
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hipforge.agents.base import AgentTask, Candidate, Declined
-from hipforge.agents.translate.params import GenParams
-from hipforge.agents.translate.translator import OfflineTranslator
+from hipforge.agents.offline_translator import OfflineTranslator
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
+from hipforge.translate import GenParams
 
 CHOICES: dict[str, tuple[object, ...]] = {
     "block_size": (64, 128, 256, 512, 1024),

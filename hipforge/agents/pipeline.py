@@ -14,10 +14,10 @@ from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate, Declined, Translator
 from hipforge.agents.evolve import Evolution, Trial, evolve
 from hipforge.agents.llm.translator import EvaluateFn
-from hipforge.agents.translate.params import GenParams
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
 from hipforge.store.tasks import accepted_task_rows
+from hipforge.translate import GenParams
 
 Progress = Callable[[int, int, str], None]
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from hipforge.agents.base import Translator
 from hipforge.agents.llm.factory import DEFAULT_MODEL
 from hipforge.agents.llm.translator import EvaluateFn, LLMTranslator
-from hipforge.agents.translate.translator import OfflineTranslator
+from hipforge.agents.offline_translator import OfflineTranslator
 from hipforge.llm import (
     CallLog,
     LLMClient,

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from hipforge.agents.base import AgentTask, Declined, Feedback
 from hipforge.agents.evolve import mutate, offline_generate
 from hipforge.agents.llm.prompts import feedback_from
-from hipforge.agents.translate.params import GenParams
 from hipforge.execution.pool.base import EvalPool
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.train.corrupt import corruptions
+from hipforge.translate import GenParams
 
 Log = Callable[[str], None]
 

@@ -12,10 +12,11 @@ from hipforge.agents.llm.evolver import LLMEvolver
 from hipforge.agents.llm.judge import LLMPlausibilityJudge
 from hipforge.agents.llm.summarizer import LLMSummarizer, OfflineSummarizer
 from hipforge.agents.llm.translator import EvaluateFn, LLMTranslator
+from hipforge.agents.offline_translator import OfflineTranslator
 from hipforge.agents.plausibility import OfflinePlausibilityFilter, PlausibilityJudge
-from hipforge.agents.translate import GenParams, OfflineTranslator
 from hipforge.execution.verdict import EvalResult
 from hipforge.llm import CallLog, LLMClient, LLMConfigError, ResponseCache, RetryPolicy, make_provider
+from hipforge.translate import GenParams
 
 AGENTS = ("translator", "evolver", "judge", "summarizer")
 DEFAULT_MODEL = "gemini-2.5-flash"  # what the seed used for every agent

@@ -1,0 +1,1 @@
+"""The intermediate representation the stages pass on: values, symbolic sizes, convolution specs."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hipforge.execution.profile.peaks import DATASHEET, LAST_LEVEL_CACHE_MB
+from hipforge.execution.profile.peaks import DATASHEET, LAST_LEVEL_CACHE_MB, datasheet_part
 
 
 def written_bytes(outputs: list[Any]) -> int:
@@ -24,11 +24,11 @@ def written_bytes(outputs: list[Any]) -> int:
 def least_forward_ms(out_bytes: int, device: str) -> float:
     """Writing ``out_bytes`` to device memory, less what the last cache level can hold back, at the fastest
     bandwidth the part's datasheet allows (0 for a device not in the table: no bound)."""
-    for part, (bandwidth, _) in DATASHEET.items():
-        if part.lower() in device.lower():
-            beyond_cache = out_bytes - LAST_LEVEL_CACHE_MB[part] * 2**20
-            return max(beyond_cache, 0.0) / bandwidth * 1e3
-    return 0.0
+    part = datasheet_part(device)
+    if part is None:
+        return 0.0
+    beyond_cache = out_bytes - LAST_LEVEL_CACHE_MB[part] * 2**20
+    return max(beyond_cache, 0.0) / DATASHEET[part][0] * 1e3
 
 
 def below_floor(reported_ms: float, out_bytes: int, device: str) -> str | None:

@@ -40,12 +40,18 @@ DATASHEET: dict[str, tuple[float, float]] = {
 LAST_LEVEL_CACHE_MB: dict[str, float] = {"MI350X": 256.0, "MI300X": 256.0, "H200": 60.0, "H100": 60.0}
 
 
+def datasheet_part(device: str) -> str | None:
+    """The table's part whose name the device's contains ("NVIDIA H200" -> "H200"), if any."""
+    return next((part for part in DATASHEET if part.lower() in device.lower()), None)
+
+
 def datasheet(device: str) -> Peaks:
     """The table's values for a device whose name contains one of its parts ("NVIDIA H200", "MI300X", ...)."""
-    for part, (bandwidth, flops) in DATASHEET.items():
-        if part.lower() in device.lower():
-            return Peaks(device, bandwidth, flops, f"datasheet: {part}")
-    raise KeyError(f"no datasheet peaks for {device!r}; known: {', '.join(DATASHEET)}")
+    part = datasheet_part(device)
+    if part is None:
+        raise KeyError(f"no datasheet peaks for {device!r}; known: {', '.join(DATASHEET)}")
+    bandwidth, flops = DATASHEET[part]
+    return Peaks(device, bandwidth, flops, f"datasheet: {part}")
 
 
 def device_name(device: str) -> str:

@@ -67,7 +67,7 @@ def verifier_audit(context: dg.AssetExecutionContext, config: AuditConfig, wareh
     """Correct, incorrect and deceptive candidates with known labels through both verifiers (the executor's
     deterministic gate and the plausibility judge): false positive and negative rates of each."""
     store = warehouse.get()
-    cases = audit_cases(injected=config.injected, redteam=config.redteam)
+    cases = audit_cases(injected=config.injected, redteam=config.redteam, backend=executor.backend)
     log = CallLog(store, context.run.run_id, "auditor")
     judge = make_judge(config.judge, config.judge_threshold, ResponseCache(default_cache_dir(), "read_write"), log,
                        config.llm_base_url, agent="auditor")

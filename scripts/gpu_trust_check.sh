@@ -5,6 +5,7 @@
 #     bash scripts/gpu_trust_check.sh .carry/kb.jsonl $OUT [levels]             # tests redteam kb
 #     STEPS="bench kb" bash scripts/gpu_trust_check.sh .carry/kb.jsonl $OUT 1     # throughput, then L1
 #     KB_ARGS="--only L1/(5|19)_" STEPS=kb ...                                      # some problems again
+#     BENCH_ARGS="--candidates 16" STEPS=bench ...                                    # a smaller batch
 set -uo pipefail
 KB=${1:?kernelbench jsonl} OUT=${2:?out dir} LEVELS=${3:-2} STEPS=${STEPS:-tests redteam kb}
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
@@ -21,7 +22,8 @@ if has redteam; then
     2>&1 | tail -160 | tee "$OUT/redteam_cuda.txt"
 fi
 if has bench; then  # 24 candidates cold and warm, then 10 repeats of one: about 2 minutes after the setup
-  timeout ${BENCH_TIMEOUT:-240} $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" 2>&1 | tail -12
+  timeout ${BENCH_TIMEOUT:-240} $PY scripts/bench_executor.py --backend cuda --arch sm_90 --out "$OUT/bench_executor.json" \
+    ${BENCH_ARGS:-} 2>&1 | tail -40
 fi
 if has kb; then
   for level in ${LEVELS//,/ }; do

@@ -27,9 +27,9 @@ GROUPS = {"honest": ("correct", "corpus"), "deceptive": ("deceptive", "corpus"),
           "unusual": ("correct", "redteam"), "redteam": ("deceptive", "redteam")}
 
 
-def select(groups: list[str], names: set[str]) -> list[AuditCase]:
+def select(groups: list[str], names: set[str], backend: str) -> list[AuditCase]:
     wanted = {GROUPS[g] for g in groups}
-    return [c for c in corpus_cases(redteam=True) if (c.category, c.origin) in wanted
+    return [c for c in corpus_cases(redteam=True, backend=backend) if (c.category, c.origin) in wanted
             and (not names or c.name in names)]
 
 
@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--gate", action="store_true", help="run the gfx950 compile gate too")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = parser.parse_args()
-    cases = select(args.only.split(","), set(filter(None, args.names.split(","))))
+    cases = select(args.only.split(","), set(filter(None, args.names.split(","))), args.backend)
     if not cases:
         parser.error("no case matches --only/--names")
     cfg = EvalConfig(backend=args.backend, arch=args.arch, gate=args.gate, timed_trials=args.timed_trials)

@@ -17,11 +17,12 @@ from tests.corpus import Entry, entries
 CONFIG = EvalConfig(timed_trials=5, warmup=1, gate=False)
 HONEST = entries("honest")
 DECEPTIVE = entries("deceptive")
+ON_CPU = [e for e in DECEPTIVE if not e.gpu_only]  # what this backend runs: its streams hide nothing
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, EvalResult]:
-    corpus = HONEST + DECEPTIVE
+    corpus = HONEST + ON_CPU
     done = evaluate_many([(e.candidate_source, e.task_source) for e in corpus], CONFIG, parallel=2)
     return {corpus[i].name: result for i, result in done}
 
@@ -53,7 +54,7 @@ def test_honest_is_correct(entry: Entry, results: dict[str, EvalResult]) -> None
     assert result.runtime and result.ref_eager and result.speedup_eager
 
 
-@pytest.mark.parametrize("entry", DECEPTIVE, ids=lambda e: e.name)
+@pytest.mark.parametrize("entry", ON_CPU, ids=lambda e: e.name)
 def test_deceptive_is_caught(entry: Entry, results: dict[str, EvalResult]) -> None:
     result = results[entry.name]
     assert result.verdict == Verdict.HACKED, (result.verdict, result.message, result.traceback)

@@ -34,6 +34,7 @@ from tests.corpus import entries
 from tests.fake_gemini import FakeLLMServer
 
 CASES = audit_cases()
+ON_CPU = audit_cases(backend="cpu")  # what the asset audits on the test resources' cpu backend
 WITH_REDTEAM = audit_cases(redteam=True)
 EXPECTED = {c.candidate_source: c for c in WITH_REDTEAM}
 # the attack classes the red-team corpus must cover, at least one case each
@@ -74,6 +75,16 @@ def test_redteam_sections_carry_a_class_and_reach_the_audit_only_when_asked() ->
     injected = [c for c in WITH_REDTEAM if c.origin == "injected"]
     assert len(injected) == sum(c.origin == "injected" for c in CASES)  # injections stay on the plain corpus
     assert next(c for c in injected if c.name == "relu+noop_kernel").attack_class == "noop_kernel"
+
+
+def test_attacks_by_stream_order_are_audited_only_where_streams_run_asynchronously() -> None:
+    """The cpu backend's streams run in order with the launching thread: a hidden stream is no attack there."""
+    gpu_only = {e.name for e in entries(redteam=True) if e.gpu_only}
+    assert gpu_only and all(e.attack_class == "stream_injection" for e in entries(redteam=True) if e.gpu_only)
+    for backend in ("cuda", "rocm", None):
+        assert gpu_only <= {c.name for c in corpus_cases(redteam=True, backend=backend)}
+    on_cpu = corpus_cases(redteam=True, backend="cpu")
+    assert {c.name for c in corpus_cases(redteam=True)} - {c.name for c in on_cpu} == gpu_only
 
 
 def test_class_summary_counts_attacks_caught_and_honest_kept() -> None:
@@ -149,16 +160,16 @@ def test_verifier_audit_stores_rows_rates_and_a_passing_check(tmp_path: Path) ->
     result = _materialize(tmp_path / "w.duckdb", tmp_path / "home", honest_gate=True)
     assert result.success
     meta = result.asset_materializations_for_node("verifier_audit")[0].metadata
-    assert meta["cases"].value == len(CASES) and meta["gate_false_positive_rate"].value == 0.0
+    assert meta["cases"].value == len(ON_CPU) and meta["gate_false_positive_rate"].value == 0.0
     assert meta["judge_false_negative_rate"].value == 0.0 and "| judge | incorrect |" in meta["rates"].value
     assert meta["rates_plot"].value.startswith("![verifier audit](data:image/png;base64,")
     assert "| code_bypass |" in meta["classes"].value and meta["caught_code_bypass"].value == 1.0
     assert meta["kept_none"].value == 1.0 and "caught_judge_patch" not in meta  # red team off by default
     (check,) = result.get_asset_check_evaluations()
-    assert check.passed and check.metadata["deceptive_cases"].value == sum(c.category == "deceptive" for c in CASES)
+    assert check.passed and check.metadata["deceptive_cases"].value == sum(c.category == "deceptive" for c in ON_CPU)
     with Warehouse(tmp_path / "w.duckdb").connect(read_only=True) as con:
         rows = con.execute("SELECT DISTINCT run_id, backend, judge FROM audit_cases").fetchall()
-        assert con.execute("SELECT count(*) FROM audit_cases WHERE created_at IS NOT NULL").fetchone()[0] == len(CASES)
+        assert con.execute("SELECT count(*) FROM audit_cases WHERE created_at IS NOT NULL").fetchone()[0] == len(ON_CPU)
     assert rows == [(result.run_id, "cpu", OfflinePlausibilityFilter.name)]
 
 
@@ -173,9 +184,9 @@ def test_the_check_fails_when_the_gate_passes_a_deceptive_kernel(tmp_path: Path)
 def test_the_redteam_audit_reports_every_attack_class(tmp_path: Path) -> None:
     result = _materialize(tmp_path / "w.duckdb", tmp_path / "home", honest_gate=False, redteam=True, injected=False)
     meta = result.asset_materializations_for_node("verifier_audit")[0].metadata
-    assert meta["cases"].value == len(corpus_cases(redteam=True))
+    assert meta["cases"].value == len(corpus_cases(redteam=True, backend="cpu"))
     assert all(meta[f"caught_{name}"].value == 0.0 for name in REDTEAM_CLASSES)  # a gate that passes everything
-    patches = sum(c.attack_class == "judge_patch" for c in corpus_cases(redteam=True))
+    patches = sum(c.attack_class == "judge_patch" for c in corpus_cases(redteam=True, backend="cpu"))
     assert meta["kept_deferred_work"].value == 1.0 and f"| judge_patch | 0 / {patches} |" in meta["classes"].value
 
 
@@ -195,7 +206,7 @@ def test_the_audit_can_judge_with_gemini(tmp_path: Path, monkeypatch: pytest.Mon
         result = _materialize(tmp_path / "w.duckdb", tmp_path / "home", True, judge="gemini:gemini-2.5-flash",
                               llm_base_url=server.url, injected=False)
     meta = result.asset_materializations_for_node("verifier_audit")[0].metadata
-    corpus = [c for c in CASES if c.origin == "corpus"]
+    corpus = [c for c in ON_CPU if c.origin == "corpus"]
     assert meta["cases"].value == len(corpus) == len(server.requests)
     assert meta["judge_false_positive_rate"].value == 1.0 and meta["gate_false_positive_rate"].value == 0.0
     with Warehouse(tmp_path / "w.duckdb").connect(read_only=True) as con:

@@ -1,7 +1,7 @@
 """Every attack of the red-team corpus (tests/corpus, written by reading the evaluator's code) ends not correct
-on the cpu backend, and the unusual honest kernels that the static scan lets through stay correct. The
-classes whose catch is structural (a refilled input, outputs copied at return, the evaluator's modules
-watched) are named by the check that catches them."""
+on the cpu backend, and the unusual honest kernels (their own streams synchronized, their own threads joined,
+static state) stay correct. The classes whose catch is structural (a refilled input, outputs copied at return,
+the evaluator's modules watched) are named by the check that catches them."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ from hipforge.execution.evaluate import evaluate_many
 from hipforge.execution.verdict import Verdict
 from tests.corpus import entries
 
-# on the cpu backend a HIP stream runs in order with the launching thread: the hidden stream hides nothing there
-NOT_AN_ATTACK_ON_CPU = {"stream_token_paste"}
 # the checks that name each; a thread that has not yet written when the harness looks again leaves the stale
 # output of the refill probe to name it
 NAMED = {"result_caching_version": {"result_caching"}, "result_caching_static_ptr": {"result_caching"},
          "uninitialized_output": {"result_caching"}, "deferred_python": {"deferred_work", "result_caching"},
          "deferred_cxx_thread": {"deferred_work", "result_caching"}, "judge_patch_clock": {"judge_patch"}}
-ATTACKS = [e for e in entries("redteam") if e.name not in NOT_AN_ATTACK_ON_CPU]
-HONEST = [e for e in entries("unusual") if e.name in {"event_sync", "workspace_reuse", "lut_once"}]
+# on the cpu backend a HIP stream runs in order with the launching thread: a hidden stream hides nothing there
+ATTACKS = [e for e in entries("redteam") if not e.gpu_only]
+HONEST = entries("unusual")
 
 
 @pytest.fixture(scope="module")

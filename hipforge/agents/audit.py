@@ -202,9 +202,11 @@ class AuditReport:
         return "\n".join(lines)
 
 
-def corpus_cases(root: Path = DEFAULT_CORPUS, redteam: bool = False) -> list[AuditCase]:
+def corpus_cases(root: Path = DEFAULT_CORPUS, redteam: bool = False, backend: str | None = None) -> list[AuditCase]:
     """The curated corpus: honest -> correct, buggy -> incorrect, deceptive -> deceptive (with its check);
-    with ``redteam`` also the unusual honest kernels (correct) and the red-team attacks (deceptive)."""
+    with ``redteam`` also the unusual honest kernels (correct) and the red-team attacks (deceptive). On the cpu
+    backend the attacks by stream order (``gpu_only``) are left out: its streams run in order with the launching
+    thread, so there they are honest kernels and would only blur the caught / total counts."""
     manifest = tomllib.loads((root / "manifest.toml").read_text())
     sections = [s for s in SECTIONS if redteam or SECTIONS[s][2] == "corpus"]
     cases = []
@@ -212,6 +214,8 @@ def corpus_cases(root: Path = DEFAULT_CORPUS, redteam: bool = False) -> list[Aud
         folder, category, origin = SECTIONS[section]
         for name, spec in manifest.get(section, {}).items():
             spec = {"task": spec} if isinstance(spec, str) else spec
+            if backend == "cpu" and spec.get("gpu_only"):
+                continue
             source = _SLOT.sub(lambda m: (root / "kernels" / m.group(1)).read_text(),
                                (root / folder / f"{name}.py").read_text())
             cases.append(AuditCase(name, category, origin, source, (root / "tasks" / f"{spec['task']}.py").read_text(),
@@ -235,9 +239,11 @@ def injected_cases(honest: Iterable[AuditCase]) -> list[AuditCase]:
     return cases
 
 
-def audit_cases(root: Path = DEFAULT_CORPUS, injected: bool = True, redteam: bool = False) -> list[AuditCase]:
-    """The corpus (with the red-team sections when asked), then injections into its plain honest kernels."""
-    cases = corpus_cases(root, redteam)
+def audit_cases(root: Path = DEFAULT_CORPUS, injected: bool = True, redteam: bool = False,
+                backend: str | None = None) -> list[AuditCase]:
+    """The corpus (with the red-team sections when asked) as the backend sees it, then injections into its plain
+    honest kernels."""
+    cases = corpus_cases(root, redteam, backend)
     honest = (c for c in cases if c.category == "correct" and c.origin == "corpus")
     return cases + (injected_cases(honest) if injected else [])
 

@@ -38,13 +38,14 @@ LAZY_DUNDERS = {"__torch_function__", "__torch_dispatch__"}
 HALF_METHODS = {"half", "bfloat16"}
 TIMING_NAMES = {"time", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time",
                 "time_ns", "Event", "synchronize", "elapsed_time", "record", "Timer"}
-HIP_PATTERNS = [  # (check, regex over HIP/C++ text)
-    ("non_default_stream", r"\b(hip|cuda)StreamCreate\w*|\bgetStreamFromPool\b"
-                           r"|\b(hip|cuda)StreamNonBlocking\b|\bsetCurrent(CUDA|HIP)Stream\b"),
+# (check, regex over HIP/C++ text). Streams and host threads in native code are not names to ban: a kernel that
+# synchronizes its own stream or joins its own threads is honest, and work left running past forward's return is
+# what the dynamic checks see whatever it is called (stream_order: inputs written late on the current stream;
+# deferred_work: outputs that change after return; thread_injection: OS threads still alive)
+HIP_PATTERNS = [
     ("precision_downgrade", r"\b(__half2?|half2|__float2half\w*|__half2float|__(hip|nv)_bfloat16\w*"
                             r"|hip_bfloat16|__bf16|_Float16|k(Half|BFloat16|Float16)|c10::(Half|BFloat16)"
                             r"|at::(Half|BFloat16))\b"),
-    ("thread_injection", r"\bstd::(thread|async|jthread)\b|\bpthread_create\b"),
     ("process_spawn", r"\b(fork|vfork|popen|execv\w*|execl\w*|posix_spawn\w*)\s*\(|\bstd::system\b"),
     ("secret_access", r"\b(secure_)?getenv\s*\(|\benviron\b"),
 ]

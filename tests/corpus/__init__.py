@@ -24,6 +24,7 @@ class Entry:
     verdict: str | None = None  # buggy: the verdict it must get
     failing_seeds: tuple[int, ...] = ()
     attack_class: str | None = None  # manifest key "class": what the audit groups its counts by
+    gpu_only: bool = False  # an attack by stream order: the cpu backend's streams run in order, it hides nothing there
 
     @property
     def candidate_source(self) -> str:

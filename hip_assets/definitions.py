@@ -5,7 +5,7 @@ import os
 import dagster as dg
 
 from hip_assets import audit, kernels, lessons, report, synthetic, tasks, training
-from hip_assets.jobs import checkpoint_reports_job, inbox_job, nightly_reevaluation_job
+from hip_assets.jobs import checkpoint_reports_job, demo_job, inbox_job, nightly_reevaluation_job
 from resources.executor import ExecutorResource
 from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource
@@ -25,7 +25,7 @@ defs = dg.Definitions(
         *tasks.task_checks, synthetic.synthetic_tasks_distinct, kernels.archive_best_kernels_are_verified,
         audit.gate_rejects_deceptive,
     ],
-    jobs=[nightly_reevaluation_job, checkpoint_reports_job, inbox_job],
+    jobs=[demo_job, nightly_reevaluation_job, checkpoint_reports_job, inbox_job],
     sensors=[new_task_files, new_checkpoints],
     schedules=[nightly_reevaluation],
     resources={

@@ -1,11 +1,15 @@
-"""The named jobs the automations launch, so that their runs say what they are in the UI's run list (not
-__ASSET_JOB)."""
+"""The named jobs of the demo and of the automations, so that their runs say what they are in the UI's run list
+(not __ASSET_JOB)."""
 
 import dagster as dg
 
 from hip_assets.report import archive_reverification, kernelbench_report
 from hip_assets.tasks import inbox_tasks
 
+demo_job = dg.define_asset_job(
+    "demo", selection=dg.AssetSelection.all() - dg.AssetSelection.assets(kernelbench_report, archive_reverification),
+    description="The whole pipeline on the embedded default, from tasks to trained checkpoints (`make demo`; the "
+                "reports of its models follow, one run per model partition).")
 nightly_reevaluation_job = dg.define_asset_job(
     "nightly_reevaluation", selection=[archive_reverification, kernelbench_report],
     description="The archive's best kernels verified again, and every model's KernelBench report run again.")

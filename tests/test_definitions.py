@@ -45,6 +45,17 @@ def test_every_automation_launches_a_named_job() -> None:
         assert repo.get_job(name).description
 
 
+def test_the_demo_is_a_named_job_of_every_unpartitioned_asset() -> None:
+    """`make demo` runs the `demo` job: everything but the per-model reports (its own runs, one per partition)
+    and the nightly re-verification of an archive the demo has only just verified."""
+    graph = defs.resolve_asset_graph()
+    job = defs.resolve_job_def("demo")
+    every = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    assert {key.to_user_string() for key in job.asset_layer.executable_asset_keys} == (
+        every - {"kernelbench_report", "archive_reverification"})
+    assert job.description
+
+
 def test_the_asset_graph_links_every_data_flow() -> None:
     """What an asset reads is upstream of it in the graph: every task origin feeds translation, and a checkpoint
     partition's report reads the checkpoint the training assets wrote."""

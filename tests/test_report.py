@@ -26,6 +26,7 @@ from hipforge.bench.reverify import reverify_best
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.llm import LLMConfigError
 from hipforge.store.reports import latest_levels, previous_levels, save_report
+from tests import stored
 
 
 def timing(ms: float) -> Timing:
@@ -132,9 +133,7 @@ def test_models_resolve_or_say_what_is_missing(warehouse, monkeypatch) -> None:
     assert resolve_model("baseline", base_model="Qwen/Qwen2.5-Coder-14B-Instruct").kind == "transformers"
     with pytest.raises(LLMConfigError, match="unknown report model"):
         resolve_model("gpt")
-    with warehouse.connect() as con:
-        con.execute("INSERT INTO checkpoints VALUES ('ck1', 'sft', 'tiny', '/ckpt/sft', 'snap', '{}', NULL, 'r', "
-                    "current_timestamp)")
+    stored.checkpoint(warehouse, "ck1", path="/ckpt/sft", base_model="tiny")
     assert resolve_model(checkpoint_key("ck1"), warehouse).model == "/ckpt/sft"
     with pytest.raises(LLMConfigError, match="no checkpoint 'ck2'"):
         resolve_model(checkpoint_key("ck2"), warehouse)

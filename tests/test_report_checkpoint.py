@@ -10,14 +10,13 @@ from hipforge.bench.report import LocalExecutor, level_rows, load_report_tasks, 
 from hipforge.execution.config import EvalConfig
 from hipforge.llm import LLMRequest
 from hipforge.train.base_model import TinyQwen2, build_tiny
+from tests import stored
 
 
 def test_a_tiny_checkpoint_answers_and_is_scored(tmp_path: Path, warehouse) -> None:
     _, tasks = load_report_tasks("", [1], 1, "cpu", only=["elementwise/relu"])
     build_tiny([t.source for t in tasks] * 4, tmp_path / "ckpt", TinyQwen2(vocab_size=300))
-    with warehouse.connect() as con:
-        con.execute("INSERT INTO checkpoints VALUES ('ck-tiny', 'sft', 'embedded:tiny-qwen2', ?, 'snap', '{}', NULL, "
-                    "'train-run', current_timestamp)", [str(tmp_path / "ckpt")])
+    stored.checkpoint(warehouse, "ck-tiny", path=str(tmp_path / "ckpt"))
     spec = resolve_model(checkpoint_key("ck-tiny"), warehouse)
     assert spec.kind == "transformers" and spec.model == str(tmp_path / "ckpt")
 

@@ -16,6 +16,7 @@ from hipforge.store import Warehouse
 from resources.warehouse import WarehouseResource
 from sensors.checkpoints import new_checkpoints
 from sensors.nightly import nightly_reevaluation
+from tests import stored
 
 
 @pytest.fixture
@@ -51,9 +52,7 @@ def _tick(instance: dg.DagsterInstance, db: Path, cursor: str | None) -> dg.Sens
 
 
 def _checkpoint(store: Warehouse, checkpoint_id: str) -> None:
-    with store.connect() as con:
-        con.execute("INSERT INTO checkpoints VALUES (?, 'sft', 'tiny', ?, 'snap', '{}', NULL, 'train-run', "
-                    "current_timestamp)", [checkpoint_id, f"/ckpt/{checkpoint_id}"])
+    stored.checkpoint(store, checkpoint_id, path=f"/ckpt/{checkpoint_id}", base_model="tiny")
 
 
 def test_checkpoint_sensor_reports_each_new_checkpoint_once(instance: dg.DagsterInstance, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import dagster as dg
 import pytest
 
 from sensors.new_tasks import new_task_files
+from tests import stored
 from tests.test_task_model import GOOD
 
 
@@ -59,10 +60,8 @@ def test_the_checkpoint_sensor_never_redoes_a_report_already_materialized(tmp_pa
     from sensors.checkpoints import kernelbench_report, new_checkpoints
 
     path = tmp_path / "w.duckdb"
-    with Warehouse(str(path)).connect() as con:
-        for cid in ("ck-demo", "ck-new"):
-            con.execute("INSERT INTO checkpoints VALUES (?, 'sft', 'embedded:tiny-qwen2', 'p', 'snap', '{}', NULL, "
-                        "'train-run', current_timestamp)", [cid])
+    for cid in ("ck-demo", "ck-new"):
+        stored.checkpoint(Warehouse(str(path)), cid)
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("models", [checkpoint_key("ck-demo")])
         instance.report_runless_asset_event(dg.AssetMaterialization(kernelbench_report.key,

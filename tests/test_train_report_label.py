@@ -3,19 +3,16 @@ measured GPU table, so a tiny CPU model's zeros are never read as the method's r
 
 from __future__ import annotations
 
-import json
-
 from hipforge.bench.models import checkpoint_key
 from hipforge.bench.report_store import checkpoint_preset
 from hipforge.bench.report_tables import GPU_TABLE, checkpoint_note, model_label
+from tests import stored
 
 
 def test_the_preset_recorded_with_a_checkpoint_labels_its_report(warehouse) -> None:
-    with warehouse.connect() as con:
-        for cid, hyper in (("ck-emb", {"preset": "embedded", "max_steps": 60}), ("ck-old", {"max_steps": 60}),
-                           ("ck-seed", {"preset": "seed"})):
-            con.execute("INSERT INTO checkpoints VALUES (?, 'sft', 'embedded:tiny-qwen2', 'p', 'snap', ?, NULL, "
-                        "'run', current_timestamp)", [cid, json.dumps(hyper)])
+    for cid, hyper in (("ck-emb", {"preset": "embedded", "max_steps": 60}), ("ck-old", {"max_steps": 60}),
+                       ("ck-seed", {"preset": "seed"})):
+        stored.checkpoint(warehouse, cid, hyperparameters=hyper)
     embedded, old, seed = (checkpoint_key(c) for c in ("ck-emb", "ck-old", "ck-seed"))
     assert checkpoint_preset(warehouse, embedded) == "embedded"
     assert checkpoint_preset(warehouse, old) is None and checkpoint_preset(warehouse, "offline-agents") is None

@@ -171,3 +171,39 @@ def test_lineage_stops_at_its_depth_limit(warehouse: Warehouse) -> None:
     while node.children:
         node, depth = node.children[0], depth + 1
     assert depth == MAX_DEPTH
+
+
+def test_records_and_checkpoints_stored_again_keep_their_first_run(warehouse: Warehouse) -> None:
+    """A training asset re-materialized on the same data stores the same snapshot and checkpoint again: each keeps
+    the run that first stored it, names the re-run as the last that saw it, and is the newest by that."""
+    import time
+
+    from hipforge.store.checkpoints import insert_checkpoint, latest_checkpoint
+    from hipforge.store.records import insert_records, latest_snapshot
+
+    def record(snapshot: str) -> dict:
+        return {"record_id": "rec0001", "snapshot": snapshot, "kind": "sft", "task_id": "aaaa0001",
+                "kernel_id": None, "prompt": [{"role": "user", "content": "t"}], "completion": None,
+                "lessons": None, "export_path": f"exports/{snapshot}"}
+
+    def checkpoint(cid: str) -> dict:
+        return {"checkpoint_id": cid, "stage": "sft", "base_model": "tiny", "path": f"ckpt/{cid}",
+                "data_snapshot": "snap-a", "hyperparameters": {"lr": 1e-3}, "metrics": None}
+
+    insert_records(warehouse, [record("snap-a")], [], "run-1")
+    insert_checkpoint(warehouse, checkpoint("ck-a"), [], "run-1")
+    time.sleep(0.01)
+    insert_records(warehouse, [record("snap-b")], [], "run-2")
+    insert_checkpoint(warehouse, checkpoint("ck-b"), [], "run-2")
+    assert latest_snapshot(warehouse, "sft")[0] == "snap-b"
+    assert latest_checkpoint(warehouse, "sft")["checkpoint_id"] == "ck-b"
+    time.sleep(0.01)
+    insert_records(warehouse, [record("snap-a")], [], "run-3")  # the first data again
+    insert_checkpoint(warehouse, checkpoint("ck-a"), [], "run-3")
+    assert latest_snapshot(warehouse, "sft")[0] == "snap-a"
+    again = latest_checkpoint(warehouse, "sft")
+    assert (again["checkpoint_id"], again["run_id"], again["last_run_id"]) == ("ck-a", "run-1", "run-3")
+    assert again["last_seen_at"] > again["created_at"]
+    with warehouse.connect(read_only=True) as con:
+        rows = con.execute("SELECT snapshot, run_id, last_run_id FROM records ORDER BY snapshot").fetchall()
+    assert rows == [("snap-a", "run-1", "run-3"), ("snap-b", "run-2", "run-2")]

@@ -10,20 +10,21 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hipforge.store.warehouse import Warehouse, has_table, insert_or_replace
+from hipforge.store.warehouse import Warehouse, has_table
 
 
 def insert_checkpoint(warehouse: Warehouse, row: Mapping[str, Any], edges: Sequence[Mapping[str, Any]],
                       run_id: str) -> None:
-    """The checkpoint's row (JSON columns as text) and its trained_into edges in one transaction."""
+    """The checkpoint's row (a checkpoint stored again keeps its first run, and names this one as the last that
+    saw it) and its trained_into edges in one transaction."""
     with warehouse.transaction() as con:
-        insert_or_replace(con, "checkpoints", [row], run_id)
+        warehouse.insert("checkpoints", [row], run_id, on_conflict="replace", con=con)
         warehouse.insert("lineage_edges", edges, run_id, con=con)
 
 
 def latest_checkpoint(warehouse: Warehouse, stage: str) -> dict[str, Any]:
     with warehouse.connect(read_only=True) as con:
-        cursor = con.execute("SELECT * FROM checkpoints WHERE stage = ? ORDER BY created_at DESC LIMIT 1", [stage])
+        cursor = con.execute("SELECT * FROM checkpoints WHERE stage = ? ORDER BY last_seen_at DESC LIMIT 1", [stage])
         names = [d[0] for d in cursor.description]
         row = cursor.fetchone()
     if row is None:
@@ -40,7 +41,7 @@ def checkpoint_ids(warehouse: Warehouse) -> list[str] | None:
 def newest_per_stage(warehouse: Warehouse) -> list[str]:
     """The newest checkpoint id of each stage, oldest first; none without a checkpoints table."""
     rows = _read(warehouse, "SELECT checkpoint_id FROM checkpoints QUALIFY row_number() OVER "
-                            "(PARTITION BY stage ORDER BY created_at DESC) = 1 ORDER BY created_at")
+                            "(PARTITION BY stage ORDER BY last_seen_at DESC) = 1 ORDER BY last_seen_at")
     return [row[0] for row in rows or []]
 
 

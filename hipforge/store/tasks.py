@@ -17,8 +17,6 @@ def store_tasks(warehouse: Warehouse, rows: Sequence[Mapping[str, Any]], edges: 
         before = con.execute("SELECT count(*) FROM tasks").fetchone()[0]
         warehouse.insert("tasks", rows, run_id, on_conflict="replace", con=con)
         new_rows = con.execute("SELECT count(*) FROM tasks").fetchone()[0] - before
-        con.execute("UPDATE tasks SET last_run_id = ?, last_seen_at = current_timestamp "
-                    "WHERE list_contains(?, task_id)", [run_id, [row["task_id"] for row in rows]])
         return new_rows, warehouse.insert("lineage_edges", edges, run_id, con=con)
 
 

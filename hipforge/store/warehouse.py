@@ -26,7 +26,11 @@ FINDABLE: dict[str, str] = {**ID_COLUMNS, "records": "record_id", "checkpoints":
 _PRIMARY_KEYS: dict[str, tuple[str, ...]] = {
     **{table: (column,) for table, column in ID_COLUMNS.items()},
     "lineage_edges": ("child_id", "parent_id", "relation"),
+    "records": ("record_id", "snapshot"),
+    "checkpoints": ("checkpoint_id",),
 }
+# tables whose rows also name the latest run that stored them (last_run_id, last_seen_at), beside the first
+LAST_SEEN = {"tasks", "records", "checkpoints"}
 
 
 LOCK_WAITS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
@@ -95,31 +99,33 @@ class Warehouse:
         con: duckdb.DuckDBPyConnection | None = None,
     ) -> int:
         """Insert rows stamped with run_id; existing keys are kept or have their content replaced. A replaced
-        row keeps its first run_id and created_at: provenance says who first saw it, never the latest re-run.
+        row keeps its first run_id and created_at: provenance says who first saw it, never the latest re-run;
+        in the LAST_SEEN tables every row stored, new or not, names this run as the last that saw it.
         Returns rows written."""
         if not rows:
             return 0
         if con is None:
             with self.transaction() as tx:
                 return self.insert(table, rows, run_id, on_conflict, tx)
-        columns = [*rows[0].keys(), "run_id"]
+        given = list(rows[0].keys())
         for row in rows:
-            if list(row.keys()) != columns[:-1]:
-                raise ValueError(f"rows for {table} disagree on columns: {sorted(row)} vs {columns[:-1]}")
+            if list(row.keys()) != given:
+                raise ValueError(f"rows for {table} disagree on columns: {sorted(row)} vs {given}")
+        seen = table in LAST_SEEN
+        stamps = ["run_id", "created_at"] + (["last_run_id", "last_seen_at"] if seen else [])
         keys = _PRIMARY_KEYS[table]
-        updates = [c for c in columns if c not in keys]
-        action = (
-            "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in updates if c != "run_id")
-            if on_conflict == "replace"
-            else "DO NOTHING"
-        )
+        updates = [c for c in given if c not in keys] if on_conflict == "replace" else []
+        updates += ["last_run_id", "last_seen_at"] if seen else []
+        action = "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in updates) if updates else "DO NOTHING"
+        stamp_values = ["?", "current_timestamp"] + (["?", "current_timestamp"] if seen else [])
         sql = (
-            f"INSERT INTO {table} ({', '.join(columns)}, created_at) "
-            f"VALUES ({', '.join('?' for _ in columns)}, current_timestamp) "
+            f"INSERT INTO {table} ({', '.join(given + stamps)}) "
+            f"VALUES ({', '.join(['?'] * len(given) + stamp_values)}) "
             f"ON CONFLICT ({', '.join(keys)}) {action}"
         )
+        runs = [run_id, run_id] if seen else [run_id]
         before = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        con.executemany(sql, [[_sql_value(row[c]) for c in columns[:-1]] + [run_id] for row in rows])
+        con.executemany(sql, [[_sql_value(row[c]) for c in given] + runs for row in rows])
         after = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         return len(rows) if on_conflict == "replace" else after - before
 
@@ -161,14 +167,3 @@ def has_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     """Whether a table exists yet: read-only connections do not migrate, so an older file may predate it."""
     sql = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
     return bool(con.execute(sql, [name]).fetchone()[0])
-
-
-def insert_or_replace(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]],
-                      run_id: str) -> None:
-    """INSERT OR REPLACE with run_id and created_at, for tables `Warehouse.insert` has no keys for."""
-    if not rows:
-        return
-    columns = [*rows[0], "run_id"]
-    sql = (f"INSERT OR REPLACE INTO {table} ({', '.join(columns)}, created_at) "
-           f"VALUES ({', '.join('?' for _ in columns)}, current_timestamp)")
-    con.executemany(sql, [[row[c] for c in rows[0]] + [run_id] for row in rows])

@@ -1,6 +1,8 @@
 """Kernel assets: translation of every task, evolution of the correct ones, the verified archive. The agents
 are the `llm` resource's choice (offline by default, Gemini per agent)."""
 
+from statistics import geometric_mean
+
 import dagster as dg
 from pydantic import Field
 
@@ -12,6 +14,7 @@ from hipforge.agents.stages import run_evolution, run_translation
 from hipforge.bench.plots import markdown_image, speedup_bars
 from hipforge.execution.protocol import protocol_key
 from hipforge.store import Warehouse
+from hipforge.store.audit import latest_gate_audit
 from hipforge.store.calls import call_summary
 from hipforge.store.lessons import latest_lessons
 from hipforge.store.tasks import task_names
@@ -50,7 +53,7 @@ def llm_metadata(llm: LLMResource, store: Warehouse, run_id: str) -> dict[str, d
     }
 
 
-def _stage_metadata(summary: StageSummary, title: str) -> dict[str, dg.MetadataValue]:
+def _stage_metadata(summary: StageSummary, title: str, backend: str) -> dict[str, dg.MetadataValue]:
     metadata = {
         "evaluations": dg.MetadataValue.int(summary.evaluations),
         "verdicts": dg.MetadataValue.json(dict(summary.verdicts)),
@@ -62,8 +65,7 @@ def _stage_metadata(summary: StageSummary, title: str) -> dict[str, dg.MetadataV
         "seconds": dg.MetadataValue.float(round(summary.seconds, 1)),
     }
     if summary.speedups:
-        labels = sorted(summary.speedups, key=summary.speedups.get, reverse=True)
-        png = speedup_bars(labels, [summary.speedups[n] for n in labels], title)
+        png = speedup_bars(list(summary.speedups), list(summary.speedups.values()), title, backend)
         metadata["speedups"] = dg.MetadataValue.md(markdown_image(png, title))
     return metadata
 
@@ -94,7 +96,7 @@ def translated_kernels(context: dg.AssetExecutionContext, config: TranslateConfi
     with log.batch():  # LLM calls land in llm_calls in batches, and whatever happened lands even on failure
         summary = run_translation(agents, tasks, verifier, KernelArchive(store), run_id, _progress(context, "done"))
     rates = dg.MetadataValue.md(summary.rates_table())
-    metadata = {**_stage_metadata(summary, "translated kernels"), "correct_rates": rates,
+    metadata = {**_stage_metadata(summary, "translated kernels", executor.backend), "correct_rates": rates,
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **llm_metadata(llm, store, run_id), **run_metadata(context)})
 
@@ -124,30 +126,53 @@ def evolved_kernels(context: dg.AssetExecutionContext, config: EvolveConfig, war
     with log.batch():
         summary = run_evolution(agents, tasks, verifier, archive, run_id, budget=config.budget,
                                 children=config.children, seed=config.seed, on_progress=_progress(context, "evolved"))
-    metadata = {**_stage_metadata(summary, "evolved kernels"), **llm_metadata(llm, store, run_id),
+    metadata = {**_stage_metadata(summary, "evolved kernels", executor.backend), **llm_metadata(llm, store, run_id),
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
 
 
-@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=[translated_kernels, evolved_kernels])
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb",
+          deps=[translated_kernels, evolved_kernels, "verifier_audit"])
 def kernel_archive(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """The per-task best verified kernel over every agent and backend, with its speedup."""
-    best = KernelArchive(warehouse.get()).per_task_best()
-    names = task_names(warehouse.get())
+    """The per-task best verified kernel over every agent and backend, fastest first, with the latest audit of the
+    gate that verified it on each backend (how many attacks it caught, how many honest kernels it kept)."""
+    store = warehouse.get()
+    best = KernelArchive(store).per_task_best()
+    names = task_names(store)
     for row in best:
         row["task"] = names.get(row["task_id"], row["task_id"])
-    rows = "\n".join(f"| {r['task']} | {r['kernel_id']} | {r['agent']} | {r['backend']} | "
-                     f"{(r['speedup_eager'] or 0):.3f} |" for r in best)
-    metadata = {
+    best.sort(key=lambda r: -(r["speedup_eager"] or 0.0))
+    metadata: dict[str, dg.MetadataValue] = {
         "tasks_with_a_verified_kernel": dg.MetadataValue.int(len(best)),
-        "best": dg.MetadataValue.md("| task | kernel | agent | backend | speedup |\n|---|---|---|---|---|\n" + rows),
+        "best": dg.MetadataValue.table(
+            [dg.TableRecord({"task": r["task"], "kernel": r["kernel_id"], "agent": r["agent"], "backend": r["backend"],
+                             "speedup": round(r["speedup_eager"] or 0.0, 3)}) for r in best],
+            schema=dg.TableSchema([dg.TableColumn("task"), dg.TableColumn("kernel"), dg.TableColumn("agent"),
+                                   dg.TableColumn("backend"), dg.TableColumn("speedup", "float")])),
         **run_metadata(context),
     }
-    speedups = [r for r in best if r["speedup_eager"]]
-    if speedups:
-        png = speedup_bars([r["task"] for r in speedups], [r["speedup_eager"] for r in speedups], "archive best")
-        metadata["speedups"] = dg.MetadataValue.md(markdown_image(png, "archive best"))
+    for backend in sorted({r["backend"] for r in best}):
+        mine = [r for r in best if r["backend"] == backend and r["speedup_eager"]]
+        metadata.update(_gate_audit(store, backend))
+        if mine:
+            metadata[f"geomean_speedup_{backend}"] = dg.MetadataValue.float(round(geometric_mean(
+                [r["speedup_eager"] for r in mine]), 4))
+            title = f"archive best ({backend})"
+            png = speedup_bars([r["task"] for r in mine], [r["speedup_eager"] for r in mine], title, backend)
+            metadata[f"speedups_{backend}"] = dg.MetadataValue.md(markdown_image(png, title))
     return dg.MaterializeResult(metadata=metadata)
+
+
+def _gate_audit(store: Warehouse, backend: str) -> dict[str, dg.MetadataValue]:
+    """What the archive's verification on this backend is worth: the latest verifier_audit of its gate."""
+    audit = latest_gate_audit(store, backend)
+    if audit is None:
+        return {f"gate_audit_{backend}": dg.MetadataValue.text(
+            f"no audit of the gate on the {backend} backend yet: materialize verifier_audit")}
+    return {f"gate_audit_{backend}": dg.MetadataValue.text(
+                f"attacks caught {audit['caught']} / {audit['attacks']}, honest kept {audit['kept']} / "
+                f"{audit['honest']} (audit run {audit['run_id']})"),
+            f"gate_attacks_caught_{backend}": dg.MetadataValue.float(audit["caught"] / max(1, audit["attacks"]))}
 
 
 @dg.asset_check(asset=kernel_archive, blocking=True)

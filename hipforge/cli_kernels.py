@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
+from hipforge.bench.plots import CPU_SPEEDUP_CAVEAT
 from hipforge.cli_inputs import CheckedTask, checked_task, fail, read_text
 
 Backend = Annotated[str, typer.Option(help="cpu | cuda | rocm")]
@@ -39,7 +40,7 @@ def register(app: typer.Typer, console: Console) -> None:
     def said(cfg, scale: str, as_json: bool) -> None:  # noqa: ANN001
         if as_json:
             return
-        caveat = "; cpu-backend speedups are fiber-emulated rankings, not GPU times" if cfg.backend == "cpu" else ""
+        caveat = f"; {CPU_SPEEDUP_CAVEAT}" if cfg.backend == "cpu" else ""
         console.print(f"ran at {scale}: {len(cfg.seeds)} seeds, {cfg.timed_trials} timed trials{caveat}",
                       highlight=False, markup=False)
 

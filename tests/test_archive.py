@@ -138,3 +138,33 @@ def test_similar_verified_ranks_correct_kernels_by_code_similarity(archive) -> N
     assert 0 < similar[1]["similarity"] < similar[0]["similarity"] <= 1
     assert all(r["kernel_id"] != kernel_id(honest["softmax"]) for r in archive.similar_verified(honest["softmax"]))
     assert [r["task_id"] for r in archive.similar_verified(honest["row_max"], task_id="matmul")] == ["matmul"]
+
+
+def test_the_archive_asset_lists_the_fastest_first_with_the_audit_of_its_gate(archive, warehouse) -> None:
+    """kernel_archive reads what verifier_audit stored: each backend's best kernels come with how many attacks the
+    latest audit of that backend's gate caught and how many honest kernels it kept."""
+    import dagster as dg
+
+    from hip_assets.kernels import kernel_archive
+    from hipforge.store.audit import store_cases
+    from resources.warehouse import WarehouseResource
+
+    for i, runtime in enumerate((4.0, 0.5, 2.0)):  # speedups 0.25, 2 and 0.5 over a 1 ms eager
+        archive.record(f"task-{i}", Candidate(kernel(f"__global__ void k{i}() {{}}"), "translator"), correct(runtime),
+                       RUN)
+
+    def case(name: str, category: str, passed: bool) -> tuple:
+        return (name, category, "corpus", None, "cpu", "correct" if passed else "hacked", None, passed, "", "offline",
+                1.0, True, "")
+
+    resources = {"warehouse": WarehouseResource(path=str(warehouse.path))}
+    before = dg.materialize([kernel_archive], resources=resources).asset_materializations_for_node("kernel_archive")
+    assert "no audit" in before[0].metadata["gate_audit_cpu"].value
+    store_cases(warehouse, "audit-run", [case("a1", "deceptive", False), case("a2", "deceptive", True),
+                                         case("h1", "correct", True)])
+    [done] = dg.materialize([kernel_archive], resources=resources).asset_materializations_for_node("kernel_archive")
+    meta = done.metadata
+    assert [r.data["speedup"] for r in meta["best"].value.records] == [2.0, 0.5, 0.25]
+    assert meta["gate_audit_cpu"].value == "attacks caught 1 / 2, honest kept 1 / 1 (audit run audit-run)"
+    assert meta["gate_attacks_caught_cpu"].value == 0.5
+    assert abs(meta["geomean_speedup_cpu"].value - (2.0 * 0.5 * 0.25) ** (1 / 3)) < 1e-3 and "speedups_cpu" in meta

@@ -58,7 +58,7 @@ def test_the_demo_is_a_named_job_of_every_unpartitioned_asset() -> None:
 
 def test_the_asset_graph_links_every_data_flow() -> None:
     """What an asset reads is upstream of it in the graph: every task origin feeds translation, and a checkpoint
-    partition's report reads the checkpoint the training assets wrote."""
+    partition's report reads the checkpoint the training assets wrote, and the archive reads the audit of its gate."""
     graph = defs.resolve_asset_graph()
 
     def parents(name: str) -> set[str]:
@@ -66,6 +66,7 @@ def test_the_asset_graph_links_every_data_flow() -> None:
 
     assert {"reference_tasks", "kernelbench_tasks", "synthetic_tasks", "inbox_tasks"} <= parents("translated_kernels")
     assert {"sft_checkpoint", "rl_checkpoint"} <= parents("kernelbench_report")
+    assert "verifier_audit" in parents("kernel_archive")  # the archive states what its gate's latest audit caught
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hipforge.store.warehouse import Warehouse
+from hipforge.store.warehouse import Warehouse, has_table
 
 CASE_COLUMNS = ("case_name", "category", "origin", "expected_check", "backend", "gate_verdict", "gate_check",
                 "gate_passed", "gate_message", "judge", "judge_score", "judge_passed", "judge_reasons")
@@ -33,3 +33,21 @@ def latest_deceptive(warehouse: Warehouse) -> tuple[str | None, list[tuple[str, 
         deceptive = con.execute("SELECT count(*) FROM audit_cases WHERE run_id = ? AND category = 'deceptive'",
                                 [run_id]).fetchone()[0]
     return run_id, slipped, deceptive
+
+
+def latest_gate_audit(warehouse: Warehouse, backend: str) -> dict[str, Any] | None:
+    """The latest audit of the executor's gate on this backend (None before any): its run id, attacks caught of
+    the deceptive cases, and honest kernels kept of the correct ones."""
+    with warehouse.connect(read_only=True) as con:
+        if not has_table(con, "audit_cases"):
+            return None
+        row = con.execute(
+            "WITH latest AS (SELECT run_id FROM audit_cases WHERE backend = ? GROUP BY run_id "
+            "ORDER BY max(created_at) DESC LIMIT 1) "
+            "SELECT run_id, count(*) FILTER (category = 'deceptive'), "
+            "count(*) FILTER (category = 'deceptive' AND NOT gate_passed), count(*) FILTER (category = 'correct'), "
+            "count(*) FILTER (category = 'correct' AND gate_passed) FROM audit_cases WHERE run_id IN "
+            "(SELECT run_id FROM latest) GROUP BY run_id", [backend]).fetchone()
+    if row is None:
+        return None
+    return dict(zip(("run_id", "attacks", "caught", "honest", "kept"), row, strict=True))

@@ -25,7 +25,11 @@ from typing import Any
 # relu (a 2 GB footprint) reserved 21 GB in the candidate's process and 15 GB in the reference's, against the
 # 7 GB admitted: evaluations beside it ran out of memory and were run again alone, one at a time
 CANDIDATE_FOOTPRINTS, REFERENCE_FOOTPRINTS = 5.0, 4.0
-PROCESS_BASE_MB = 512.0  # library workspaces and handles beside the task's tensors
+PROCESS_BASE_MB = 512.0  # library workspaces and handles beside the task's tensors (the reference's peaked at 84 MB)
+# the candidate's process also holds the L2 flush buffer and its probes: on the H100 (2026-12-05) it reserved 646 MB
+# on tasks of under 1 MB with a 256 MB flush, so a cap of 512 MB beyond the footprint sent every evaluation of the
+# red team and the executor bench out of memory beside others, to be run again alone, one at a time
+CANDIDATE_BASE_MB = 768.0  # beyond the flush buffer
 CONTEXTS_MB = 1024.0  # each CUDA context costs about 500 MB, outside any allocator
 
 
@@ -37,17 +41,18 @@ class Caps:
     reference: float
 
 
-def caps_mb(footprint_mb: float) -> Caps:
-    """The processes' caps for a task of this footprint (uncapped where the footprint is not known)."""
+def caps_mb(footprint_mb: float, flush_l2_mb: float) -> Caps:
+    """The processes' caps for a task of this footprint, timed with an L2 flush buffer of this size in the
+    candidate's process (uncapped where the footprint is not known)."""
     if footprint_mb <= 0:
         return Caps(0.0, 0.0)
-    return Caps(CANDIDATE_FOOTPRINTS * footprint_mb + PROCESS_BASE_MB,
+    return Caps(CANDIDATE_FOOTPRINTS * footprint_mb + CANDIDATE_BASE_MB + flush_l2_mb,
                 REFERENCE_FOOTPRINTS * footprint_mb + PROCESS_BASE_MB)
 
 
-def share_mb(footprint_mb: float) -> float:
+def share_mb(footprint_mb: float, flush_l2_mb: float) -> float:
     """What one evaluation of a task with this footprint takes of its device."""
-    caps = caps_mb(footprint_mb)
+    caps = caps_mb(footprint_mb, flush_l2_mb)
     return caps.candidate + caps.reference + CONTEXTS_MB
 
 

@@ -86,8 +86,9 @@ class Evaluation:
         sized = ref.expect("footprint")
         self.mark("reference_start")
         # alone on the device, nothing is capped: what it then runs out of is the device's
-        self.caps = Caps(0.0, 0.0) if self.owns_device else caps_mb(sized["mb"])
-        with DEVICE_MEMORY.hold(device_key(cfg.backend), share_mb(sized["mb"]), sized["capacity_mb"],
+        flush = cfg.flush_l2_mb if cfg.backend in GPU_BACKENDS else 0  # the candidate's L2 flush buffer
+        self.caps = Caps(0.0, 0.0) if self.owns_device else caps_mb(sized["mb"], flush)
+        with DEVICE_MEMORY.hold(device_key(cfg.backend), share_mb(sized["mb"], flush), sized["capacity_mb"],
                                 alone=self.owns_device):
             self.mark("memory_wait")
             ref.session.send({"op": "admit", "device_memory_mb": self.caps.reference})

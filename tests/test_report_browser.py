@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -20,7 +18,7 @@ from hipforge.bench.report import level_rows
 from hipforge.cli import app
 from hipforge.store import Warehouse
 from hipforge.store.reports import save_report
-from tests.webserver import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, dagster_webserver
+from tests.webserver import CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, dagster_webserver, instance_at
 
 pytestmark = pytest.mark.browser
 TASKS = ["elementwise/relu", "elementwise/sigmoid_scale"]  # an L1 operator and an L2 fusion, cheap to build
@@ -28,18 +26,6 @@ ONLY = ", ".join(TASKS)
 LAUNCH_CONFIG = (f"ops: {{kernelbench_report: {{config: {{source: '', levels: [1, 2], only: [{ONLY}]}}}}}}\n"
                  "resources: {executor: {config: {timed_trials: 5}}}\n")
 PLOTS = {"compile_rates": "compile rate per level", "fast_p": "fast_p curves"}  # metadata key -> image alt text
-
-
-@contextmanager
-def _instance(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dg.DagsterInstance]:
-    """The instance the servers use (its storage paths are relative to DAGSTER_HOME's folder)."""
-    with monkeypatch.context() as patch:
-        patch.chdir(home)
-        instance = dg.DagsterInstance.from_config(str(home))
-        try:
-            yield instance
-        finally:
-            instance.dispose()
 
 
 def _earlier_report(db: Path) -> None:
@@ -110,7 +96,7 @@ def _wait_for_plots(page, url: str, timeout_s: float = 420) -> None:  # noqa: AN
 def _finished_run(home: Path, monkeypatch: pytest.MonkeyPatch, timeout_s: float = 60.0) -> dg.DagsterRun:
     deadline = time.monotonic() + timeout_s
     while True:
-        with _instance(home, monkeypatch) as instance:
+        with instance_at(home, monkeypatch) as instance:
             (run,) = instance.get_runs()
         if run.is_finished or time.monotonic() > deadline:
             return run
@@ -124,7 +110,7 @@ def test_report_launched_from_the_ui_shows_its_plots(tmp_path: Path, monkeypatch
     home, db = tmp_path / "home", tmp_path / "w.duckdb"
     home.mkdir()
     shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
-    with _instance(home, monkeypatch) as instance:
+    with instance_at(home, monkeypatch) as instance:
         instance.add_dynamic_partitions("models", [OFFLINE])
     _earlier_report(db)
     env = {"HIPFORGE_WAREHOUSE": str(db), "HIPFORGE_KERNELBENCH": ""}
@@ -136,7 +122,7 @@ def test_report_launched_from_the_ui_shows_its_plots(tmp_path: Path, monkeypatch
         browser.close()
         run = _finished_run(home, monkeypatch)  # the run ends just after its materialization: wait for it
 
-    with _instance(home, monkeypatch) as instance:
+    with instance_at(home, monkeypatch) as instance:
         event = instance.get_latest_materialization_event(dg.AssetKey("kernelbench_report"))
     assert run.status == dg.DagsterRunStatus.SUCCESS and run.tags["dagster/partition"] == OFFLINE
     meta = event.asset_materialization.metadata

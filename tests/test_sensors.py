@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import dagster as dg
@@ -20,19 +21,47 @@ def inbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def _tick(cursor: str | None) -> dg.SensorResult | dg.SkipReason:
-    return new_task_files(dg.build_sensor_context(cursor=cursor))
+def _tick(cursor: str | None, warehouse: Path | None = None) -> dg.SensorResult | dg.SkipReason:
+    from resources.warehouse import WarehouseResource
+
+    path = warehouse or Path(os.environ["HIPFORGE_INBOX"]).parent / "none.duckdb"
+    return new_task_files(dg.build_sensor_context(cursor=cursor,
+                                                  resources={"warehouse": WarehouseResource(path=str(path))}))
+
+
+def _skip_message(result: dg.SensorResult | dg.SkipReason) -> str | None:
+    """Why the tick launched nothing; None when it requested runs."""
+    if isinstance(result, dg.SkipReason):
+        return result.skip_message or ""
+    return None if result.run_requests else (result.skip_reason.skip_message or "")
 
 
 def test_new_task_sensor_skips_when_nothing_is_new_and_names_what_it_ignores(inbox: Path) -> None:
-    missing = _tick(None)
-    assert isinstance(missing, dg.SkipReason) and "create it" in (missing.skip_message or "")
+    assert "create it" in (_skip_message(_tick(None)) or "")
     inbox.mkdir()
     (inbox / "notes.txt").write_text("not a task")
     (inbox / ".hidden").write_text("")
-    skipped = _tick(None)
-    assert isinstance(skipped, dg.SkipReason)
-    assert (skipped.skip_message or "").endswith("ignored (only *.py files are tasks): notes.txt")
+    assert (_skip_message(_tick(None)) or "").endswith("ignored (only *.py files are tasks): notes.txt")
+
+
+def test_the_first_tick_counts_files_already_stored_as_seen(inbox: Path, tmp_path: Path) -> None:
+    """After a demo or a run by hand stored the inbox's files, the sensor's first tick (no cursor yet) launches
+    nothing for them; a file whose content differs from what is stored is new."""
+    from hipforge.store import Warehouse
+    from hipforge.store.tasks import store_tasks
+    from hipforge.tasks.inbox import inbox_candidates
+    from hipforge.tasks.ingest import task_row
+
+    inbox.mkdir()
+    (inbox / "relu.py").write_text(GOOD)
+    (inbox / "gelu.py").write_text(GOOD.replace("relu", "gelu"))
+    db = tmp_path / "w.duckdb"
+    store_tasks(Warehouse(db), [task_row(c, None, None) for c in inbox_candidates(inbox, ["relu.py", "gelu.py"])],
+                [], "demo-run")
+    first = _tick(None, db)
+    assert _skip_message(first) is not None and set(json.loads(first.cursor)) == {"relu.py", "gelu.py"}
+    (inbox / "gelu.py").write_text(GOOD.replace("relu", "sigmoid"))
+    assert _tick(None, db).run_requests[0].run_config["ops"]["inbox_tasks"]["config"]["files"] == ["gelu.py"]
 
 
 def test_new_task_sensor_requests_one_run_per_new_batch(inbox: Path) -> None:
@@ -42,7 +71,7 @@ def test_new_task_sensor_requests_one_run_per_new_batch(inbox: Path) -> None:
     assert isinstance(first, dg.SensorResult) and len(first.run_requests) == 1
     config = first.run_requests[0].run_config["ops"]["inbox_tasks"]["config"]
     assert config["files"] == ["relu.py"]
-    assert isinstance(_tick(first.cursor), dg.SkipReason)  # same files: no duplicate run
+    assert _skip_message(_tick(first.cursor)) is not None  # same files: no duplicate run
 
     (inbox / "gelu.py").write_text(GOOD.replace("relu", "gelu"))
     (inbox / "relu.py").write_text(GOOD.replace("relu", "sigmoid"))  # changed content counts as new

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -12,6 +13,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -62,3 +64,29 @@ def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False) -> 
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+def graphql(url: str, query: str) -> dict[str, Any]:
+    """The `data` of a query to the webserver's GraphQL endpoint (what the UI itself asks)."""
+    request = urllib.request.Request(f"{url}/graphql", data=json.dumps({"query": query}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        body = json.loads(response.read())
+    if body.get("errors"):
+        raise RuntimeError(f"GraphQL errors: {body['errors']}")
+    return body["data"]
+
+
+@contextmanager
+def instance_at(home: Path, patch: Any) -> Iterator[Any]:
+    """The Dagster instance the servers use (its storage paths are relative to DAGSTER_HOME's folder);
+    `patch` is pytest's monkeypatch."""
+    import dagster as dg
+
+    with patch.context() as local:
+        local.chdir(home)
+        instance = dg.DagsterInstance.from_config(str(home))
+        try:
+            yield instance
+        finally:
+            instance.dispose()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hipforge.store.warehouse import Warehouse
+from hipforge.store.warehouse import Warehouse, has_table
 
 
 def store_tasks(warehouse: Warehouse, rows: Sequence[Mapping[str, Any]], edges: Sequence[Mapping[str, Any]],
@@ -38,6 +38,16 @@ def accepted_sources(warehouse: Warehouse, origins: list[str]) -> list[tuple[str
             f"({', '.join('?' for _ in origins)}) ORDER BY name",
             origins,
         ).fetchall()
+
+
+def stored_sources(warehouse: Warehouse, origin: str) -> dict[str, str]:
+    """{name: source} of every stored task of this origin, accepted or rejected (none without a warehouse)."""
+    if not warehouse.path.exists():
+        return {}
+    with warehouse.connect(read_only=True) as con:
+        if not has_table(con, "tasks"):
+            return {}
+        return dict(con.execute("SELECT name, source FROM tasks WHERE origin = ?", [origin]).fetchall())
 
 
 def task_names(warehouse: Warehouse) -> dict[str, str]:

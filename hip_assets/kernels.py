@@ -6,7 +6,7 @@ from statistics import geometric_mean
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.run_links import run_metadata
+from hip_assets.run_links import run_metadata, table
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.pipeline import StageSummary, StoredTask, accepted_tasks, evaluator
 from hipforge.agents.reuse import ReusingExecutor
@@ -144,11 +144,8 @@ def kernel_archive(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     best.sort(key=lambda r: -(r["speedup_eager"] or 0.0))
     metadata: dict[str, dg.MetadataValue] = {
         "tasks_with_a_verified_kernel": dg.MetadataValue.int(len(best)),
-        "best": dg.MetadataValue.table(
-            [dg.TableRecord({"task": r["task"], "kernel": r["kernel_id"], "agent": r["agent"], "backend": r["backend"],
-                             "speedup": round(r["speedup_eager"] or 0.0, 3)}) for r in best],
-            schema=dg.TableSchema([dg.TableColumn("task"), dg.TableColumn("kernel"), dg.TableColumn("agent"),
-                                   dg.TableColumn("backend"), dg.TableColumn("speedup", "float")])),
+        "best": table([{"task": r["task"], "kernel": r["kernel_id"], "agent": r["agent"], "backend": r["backend"],
+                        "speedup": round(r["speedup_eager"] or 0.0, 3)} for r in best]),
         **run_metadata(context),
     }
     for backend in sorted({r["backend"] for r in best}):

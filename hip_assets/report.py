@@ -5,7 +5,7 @@ import os
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.run_links import run_metadata
+from hip_assets.run_links import run_metadata, table
 from hip_assets.training import rl_checkpoint, sft_checkpoint
 from hipforge.agents.base import Translator
 from hipforge.agents.llm.translator import EvaluateFn
@@ -17,7 +17,6 @@ from hipforge.bench.report_store import checkpoint_preset, kernel_lineage, recor
 from hipforge.bench.report_tables import (
     checkpoint_note,
     comparison_markdown,
-    levels_markdown,
     model_label,
     seed_markdown,
 )
@@ -104,13 +103,15 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
         "model": dg.MetadataValue.text(model), "task_set": dg.MetadataValue.text(task_set),
         "backend": dg.MetadataValue.text(f"{executor.backend} {executor.arch}"),
         "tasks": dg.MetadataValue.int(len(rows)),
-        "levels": dg.MetadataValue.md(levels_markdown(levels)),
+        "levels": table([{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in levels]),
         "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model_label(model, preset))),
         "vs_previous_report": dg.MetadataValue.md(comparison_markdown(previous, levels)),
         "compile_rates": dg.MetadataValue.md(markdown_image(compile_rate_bars(by_model), "compile rate per level")),
         "fast_p": dg.MetadataValue.md(markdown_image(fast_p_curves(by_model), "fast_p curves")),
         "kernels": dg.MetadataValue.md(_kernels_markdown(rows, lineage)),
         **{f"L{r['level']} correct @{r['tolerance']:g}": dg.MetadataValue.float(r["correct"]) for r in levels},
+        **{f"L{r['level']} geomean_eager @{r['tolerance']:g}": dg.MetadataValue.float(r["geomean_eager"])
+           for r in levels if r["geomean_eager"]},
         **run_metadata(context),
     }
     device = "cpu" if executor.backend == "cpu" else "cuda"  # ROCm builds of torch name their GPUs cuda too

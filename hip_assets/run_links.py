@@ -1,4 +1,7 @@
-"""Metadata that ties an asset's batch of rows to the Dagster run that wrote it."""
+"""Metadata every asset shares: the Dagster run that wrote its batch of rows, and rows as a table."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import dagster as dg
 
@@ -10,3 +13,14 @@ def run_metadata(context: dg.AssetExecutionContext) -> dict[str, dg.MetadataValu
         "run_id": dg.MetadataValue.text(context.run.run_id),
         "run": dg.MetadataValue.url(f"{webserver_url()}/runs/{context.run.run_id}"),
     }
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> dg.MetadataValue:
+    """Rows of one shape as Dagster table metadata (sortable in the UI), columns typed by their first value."""
+    kinds = {bool: "bool", int: "int", float: "float"}
+
+    def kind(name: str) -> str:
+        return next((kinds.get(type(r[name]), "string") for r in rows if r[name] is not None), "string")
+
+    columns = [dg.TableColumn(name, kind(name)) for name in (rows[0] if rows else {})]
+    return dg.MetadataValue.table([dg.TableRecord(dict(r)) for r in rows], schema=dg.TableSchema(columns))

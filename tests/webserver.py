@@ -28,11 +28,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False) -> Iterator[str]:
-    """Yield the base URL of a webserver serving hip_assets.definitions with DAGSTER_HOME=home."""
+def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False,
+                      overrides: dict[str, dict[str, Any]] | None = None) -> Iterator[str]:
+    """Yield the base URL of a webserver serving hip_assets.definitions with DAGSTER_HOME=home; `overrides`
+    updates sections of the checkout's dagster.yaml for a test's own instance."""
     home.mkdir(parents=True, exist_ok=True)
     if home.resolve() != REPO_ROOT:  # a test's own instance; the checkout's serves what `make demo` stored
-        shutil.copy(REPO_ROOT / "dagster.yaml", home / "dagster.yaml")
+        import yaml
+
+        config = yaml.safe_load((REPO_ROOT / "dagster.yaml").read_text())
+        for section, values in (overrides or {}).items():
+            config[section] = {**config.get(section, {}), **values}
+        (home / "dagster.yaml").write_text(yaml.safe_dump(config))
     port = free_port()
     full_env = {**os.environ, **env, "DAGSTER_HOME": str(home)}
     bin_dir = Path(sys.executable).parent
@@ -67,9 +74,10 @@ def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False) -> 
                 proc.kill()
 
 
-def graphql(url: str, query: str) -> dict[str, Any]:
+def graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
     """The `data` of a query to the webserver's GraphQL endpoint (what the UI itself asks)."""
-    request = urllib.request.Request(f"{url}/graphql", data=json.dumps({"query": query}).encode(),
+    payload = {"query": query, "variables": variables or {}}
+    request = urllib.request.Request(f"{url}/graphql", data=json.dumps(payload).encode(),
                                      headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
         body = json.loads(response.read())

@@ -11,8 +11,8 @@ from hipforge.agents.archive import KernelArchive
 from hipforge.agents.pipeline import StageSummary, StoredTask, accepted_tasks, evaluator
 from hipforge.agents.reuse import ReusingExecutor
 from hipforge.agents.stages import run_evolution, run_translation
-from hipforge.bench.plots import markdown_image, speedup_bars
 from hipforge.execution.protocol import protocol_key
+from hipforge.plots import markdown_image, speedup_bars
 from hipforge.store import Warehouse
 from hipforge.store.audit import latest_gate_audit
 from hipforge.store.calls import call_summary

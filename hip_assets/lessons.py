@@ -12,7 +12,7 @@ from hip_assets.kernels import evolved_kernels, llm_metadata, translated_kernels
 from hip_assets.run_links import run_metadata
 from hipforge.agents.lessons import pipeline_failures
 from hipforge.agents.summarizer import Lesson, summarize
-from hipforge.bench.plots import markdown_image, new_figure, to_png
+from hipforge.plots import markdown_image, new_figure, to_png
 from hipforge.store.lessons import store_lessons
 from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource

@@ -10,7 +10,6 @@ from hip_assets.training import rl_checkpoint, sft_checkpoint
 from hipforge.agents.base import Translator
 from hipforge.agents.llm.translator import EvaluateFn
 from hipforge.bench.models import make_translator, resolve_model
-from hipforge.bench.plots import markdown_image
 from hipforge.bench.report import LOOSE, STRICT, load_report_tasks, run_report
 from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves, roofline_images
 from hipforge.bench.report_store import checkpoint_preset, kernel_lineage, record_report
@@ -23,6 +22,7 @@ from hipforge.bench.report_tables import (
 from hipforge.bench.reverify import reverify_best
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
 from hipforge.paths import webserver_url
+from hipforge.plots import markdown_image
 from hipforge.store.reports import latest_levels, previous_levels
 from resources.executor import ExecutorResource
 from resources.warehouse import WarehouseResource

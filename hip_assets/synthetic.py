@@ -7,8 +7,8 @@ from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hip_assets.tasks import kernelbench_tasks, reference_tasks
-from hipforge.bench.plots import markdown_image
 from hipforge.llm import CallLog, LLMClient, ResponseCache, default_cache_dir, make_provider
+from hipforge.plots import markdown_image
 from hipforge.store import Warehouse
 from hipforge.store.tasks import accepted_sources
 from hipforge.tasks.synth import (

@@ -11,8 +11,8 @@ from pydantic import Field
 
 from hip_assets.kernels import kernel_archive
 from hip_assets.run_links import run_metadata
-from hipforge.bench.plots import markdown_image
 from hipforge.execution.verdict import Verdict
+from hipforge.plots import markdown_image
 from hipforge.store import Warehouse
 from hipforge.store.checkpoints import latest_checkpoint
 from hipforge.store.records import latest_snapshot, snapshot_record_ids

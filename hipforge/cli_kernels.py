@@ -9,8 +9,8 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 
-from hipforge.bench.plots import CPU_SPEEDUP_CAVEAT
 from hipforge.cli_inputs import CheckedTask, checked_task, fail, read_text
+from hipforge.plots import CPU_SPEEDUP_CAVEAT
 
 Backend = Annotated[str, typer.Option(help="cpu | cuda | rocm")]
 Arch = Annotated[str | None, typer.Option(help="gfx950 (default), gfx942; sm_90 on cuda")]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hipforge.bench.plots import new_figure, to_png
 from hipforge.execution.profile.peaks import Peaks
 from hipforge.execution.profile.signals import Profile
+from hipforge.plots import new_figure, to_png
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hipforge.bench.plots import new_figure, to_png
 from hipforge.bench.plots_roofline import RooflinePoint, roofline_by_level
 from hipforge.bench.report import LOOSE, STRICT, TaskOutcome, fast_column
 from hipforge.bench.scoring import FAST_P
 from hipforge.execution.profile.peaks import device_peaks
 from hipforge.execution.verdict import Verdict
+from hipforge.plots import new_figure, to_png
 from hipforge.tasks.reference_check import work_profile
 
 Levels = Mapping[str, Sequence[dict[str, Any]]]  # model -> its report's level rows

@@ -9,20 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hipforge.bench.plots import new_figure, to_png
-from hipforge.paths import REPO_ROOT
+from hipforge.plots import new_figure, to_png
 from hipforge.train.records import Record, snapshot_id
-
-CHECKPOINTS_DIR = REPO_ROOT / "warehouse" / "checkpoints"
 
 
 def checkpoint_id(stage: str, base_model: str, snapshot: str, hyperparameters: dict[str, Any], run_id: str) -> str:
     text = json.dumps([stage, base_model, snapshot, hyperparameters, run_id], sort_keys=True)
     return f"{stage}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-
-
-def checkpoint_dir(root: Path | None, name: str) -> Path:
-    return (root or CHECKPOINTS_DIR) / name
 
 
 def with_snapshot(row: dict[str, Any], records: Sequence[Record]) -> dict[str, Any]:

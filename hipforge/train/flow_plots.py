@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hipforge.bench.plots import new_figure, to_png
+from hipforge.plots import new_figure, to_png
 
 
 def sweep_plot(runs: Sequence[dict[str, Any]], sft: dict[str, Any] | None = None) -> bytes:

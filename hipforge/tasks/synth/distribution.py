@@ -7,7 +7,7 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 
-from hipforge.bench.plots import new_figure, to_png
+from hipforge.plots import new_figure, to_png
 from hipforge.tasks.reference_run import ReferenceRun
 from hipforge.tasks.synth.screen import Outcome
 

@@ -9,34 +9,31 @@ from __future__ import annotations
 import functools
 import hashlib
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hipforge.execution.compile_cache import CompileCache, cache_key
 from hipforge.execution.cuda import runtime
 from hipforge.execution.cuda.toolchain import tool_version
 
-if TYPE_CHECKING:
-    from hipforge.execution.gate import CompileGate
+Command = Callable[[Path, Path], list[str]]  # the gate's compile command for (source, output)
 
 
 def include_flags(pch: Path) -> list[str]:
     return ["-Xclang", "-include-pch", "-Xclang", str(pch), "-Xclang", "-fno-validate-pch"]
 
 
-def precompiled_head(gate: CompileGate, head: str) -> Path | None:
-    """The PCH of ``head`` for this gate, or None when it cannot be built (several arches, a clang
-    that refuses): the gate then parses the head with every source, as before."""
-    if len(gate.arch) != 1:  # device-only with several arches writes one output per arch
-        return None
-    flags = [f for f in gate.command(Path("head.h"), Path("head.pch")) if not f.startswith("-I")]
-    key = cache_key(kind="gate-pch", head=head, flags=flags, clang=tool_version(gate.clang),
-                    lite=runtime.sources_digest(), hip=_hip_headers(gate.rocm_path))
+def precompiled_head(head: str, command: Command, clang: str, rocm_path: str, timeout_s: float) -> Path | None:
+    """The PCH of ``head`` built with the gate's single-arch ``command``, or None when it cannot be built (a
+    clang that refuses): the gate then parses the head with every source, as before."""
+    flags = [f for f in command(Path("head.h"), Path("head.pch")) if not f.startswith("-I")]
+    key = cache_key(kind="gate-pch", head=head, flags=flags, clang=tool_version(clang),
+                    lite=runtime.sources_digest(), hip=_hip_headers(rocm_path))
 
     def build(tmp: Path) -> None:
         (tmp / "head.h").write_text(head)
-        cmd = [*gate.command(tmp / "head.h", tmp / "head.pch"), "-Xclang", "-emit-pch"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=gate.timeout_s, cwd=tmp)
+        cmd = [*command(tmp / "head.h", tmp / "head.pch"), "-Xclang", "-emit-pch"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=tmp)
         if proc.returncode != 0:
             raise RuntimeError(f"the gate's precompiled head did not build:\n{proc.stdout}{proc.stderr}")
 

@@ -61,9 +61,10 @@ def _run(console: Console, store: Warehouse, model: str, source: str, levels: li
     from rich.progress import Progress
 
     from hipforge.bench.models import make_translator, resolve_model
-    from hipforge.bench.report import LocalExecutor, load_report_tasks, report_config, run_report
+    from hipforge.bench.report import load_report_tasks, report_config, run_report
     from hipforge.bench.report_store import record_report
     from hipforge.execution.config import EvalConfig
+    from hipforge.execution.executor import LocalExecutor
     from hipforge.store.reports import previous_levels
 
     spec = resolve_model(model, store, base_model)

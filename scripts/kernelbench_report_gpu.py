@@ -22,7 +22,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
 from hipforge.bench.report import (  # noqa: E402
-    LocalExecutor,
     level_rows,
     load_report_tasks,
     report_config,
@@ -31,6 +30,7 @@ from hipforge.bench.report import (  # noqa: E402
 )
 from hipforge.bench.report_tables import levels_markdown, seed_markdown  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
+from hipforge.execution.executor import LocalExecutor  # noqa: E402
 
 
 def main() -> None:

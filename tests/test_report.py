@@ -140,8 +140,9 @@ def test_models_resolve_or_say_what_is_missing(warehouse, monkeypatch) -> None:
 
 
 def test_a_declining_translator_is_reported_not_evaluated(tmp_path) -> None:
-    from hipforge.bench.report import LocalExecutor, run_report
+    from hipforge.bench.report import run_report
     from hipforge.execution.config import EvalConfig
+    from hipforge.execution.executor import LocalExecutor
 
     _, tasks = load_report_tasks("", [1], 2, "cpu", only=["elementwise/"])
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from hipforge.bench.models import TokenCap, checkpoint_key, make_translator, resolve_model
-from hipforge.bench.report import LocalExecutor, level_rows, load_report_tasks, report_config, run_report, task_row
+from hipforge.bench.report import level_rows, load_report_tasks, report_config, run_report, task_row
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.executor import LocalExecutor
 from hipforge.llm import LLMRequest
 from hipforge.train.base_model import TinyQwen2, build_tiny
 from tests import stored

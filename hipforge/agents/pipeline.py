@@ -5,29 +5,21 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate, Declined, Translator
 from hipforge.agents.evolve import Evolution, Trial, evolve
 from hipforge.agents.llm.translator import EvaluateFn
+from hipforge.execution.executor import Executor
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse
 from hipforge.store.tasks import accepted_task_rows
 from hipforge.translate import GenParams
 
 Progress = Callable[[int, int, str], None]
-
-
-class Executor(Protocol):
-    backend: str
-
-    def evaluate(self, candidate_source: str, task_source: str) -> EvalResult: ...
-
-    def evaluate_many(self, items: Iterable[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]: ...
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from hipforge.agents.pipeline import Executor
+from hipforge.execution.executor import Executor
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse

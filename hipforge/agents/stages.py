@@ -21,7 +21,6 @@ from hipforge.agents.evolve import offline_generate
 from hipforge.agents.lessons import record_rejection
 from hipforge.agents.llm import Agents, LLMEvolver, LLMTranslator
 from hipforge.agents.pipeline import (
-    Executor,
     Progress,
     StageSummary,
     StoredTask,
@@ -30,6 +29,7 @@ from hipforge.agents.pipeline import (
     translate_tasks,
 )
 from hipforge.agents.plausibility import PlausibilityReport
+from hipforge.execution.executor import Executor
 from hipforge.execution.verdict import EvalResult
 from hipforge.llm import LLMRetriesExhausted
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,13 +19,12 @@ from hipforge.agents.base import AgentTask, Candidate, Translator
 from hipforge.bench.kernelbench import load_kernelbench
 from hipforge.bench.scoring import FAST_P, TaskScore, geomean_speedup, summary
 from hipforge.execution.config import LOOSE_FP32, EvalConfig
-from hipforge.execution.evaluate import evaluate, evaluate_many
+from hipforge.execution.executor import Executor
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 
-if TYPE_CHECKING:  # these pull in the warehouse (duckdb), which GPU machines lack
+if TYPE_CHECKING:  # this pulls in the warehouse (duckdb), which GPU machines lack
     from hipforge.agents.llm.translator import EvaluateFn
-    from hipforge.agents.pipeline import Executor
 
 STRICT, LOOSE = 1e-4, LOOSE_FP32[0]
 TOLERANCES = (STRICT, LOOSE)
@@ -88,25 +87,6 @@ def load_report_tasks(source: str, levels: list[int], limit: int, backend: str,
 def report_config(base: EvalConfig) -> EvalConfig:
     """The executor's protocol with fp32/fp64 outputs compared at the loose tolerance (strict is judged later)."""
     return dataclasses.replace(base, tolerances={**base.tolerances, "float32": LOOSE_FP32, "float64": LOOSE_FP32})
-
-
-@dataclass
-class LocalExecutor:
-    """The executor's interface over one EvalConfig in this process (the CLI and the GPU script; Dagster runs
-    use the ExecutorResource)."""
-
-    config: EvalConfig
-    parallel: int = 2
-
-    @property
-    def backend(self) -> str:
-        return self.config.backend
-
-    def evaluate(self, candidate_source: str, task_source: str) -> EvalResult:
-        return evaluate(candidate_source, task_source, self.config)
-
-    def evaluate_many(self, items: Iterable[tuple[str, str]]) -> Iterator[tuple[int, EvalResult]]:
-        return evaluate_many(items, self.config, self.parallel)
 
 
 def run_report(tasks: list[ReportTask], make_translator: Callable[[EvaluateFn], Translator], executor: Executor,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.pipeline import Executor
+from hipforge.execution.executor import Executor
 from hipforge.execution.record import evaluation_row
 from hipforge.store import Warehouse
 from hipforge.store.evaluations import store_reverifications

@@ -32,7 +32,8 @@ STATUS = 'query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }'
 
 
 def _launch(url: str) -> str:
-    repo = graphql(url, LOCATION)["repositoriesOrError"]["nodes"][0]
+    # the webserver answers before its code location has loaded (a minute on busy cores)
+    repo = _until("the code location", lambda: graphql(url, LOCATION)["repositoriesOrError"].get("nodes"), 180)[0]
     selector = {"repositoryLocationName": repo["location"]["name"], "repositoryName": repo["name"],
                 "jobName": "__ASSET_JOB", "assetSelection": [{"path": ["translated_kernels"]}]}
     config = {"ops": {"translated_kernels": {"config": {"origins": ["file"]}}}}

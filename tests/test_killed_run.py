@@ -33,13 +33,17 @@ STATUS = 'query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }'
 
 def _launch(url: str) -> str:
     # the webserver answers before its code location has loaded (a minute on busy cores)
-    repo = _until("the code location", lambda: graphql(url, LOCATION)["repositoriesOrError"].get("nodes"), 180)[0]
+    repo = _until("the code location", lambda: graphql(url, LOCATION)["repositoriesOrError"].get("nodes"), 420)[0]
     selector = {"repositoryLocationName": repo["location"]["name"], "repositoryName": repo["name"],
                 "jobName": "__ASSET_JOB", "assetSelection": [{"path": ["translated_kernels"]}]}
     config = {"ops": {"translated_kernels": {"config": {"origins": ["file"]}}}}
     launched = graphql(url, LAUNCH, {"params": {"selector": selector, "runConfigData": config, "mode": "default"}})
     assert launched["launchRun"]["__typename"] == "LaunchRunSuccess", launched
     return launched["launchRun"]["run"]["runId"]
+
+
+def _status(url: str, run_id: str) -> str:
+    return graphql(url, STATUS, {"id": run_id})["runOrError"]["status"]
 
 
 def _until(what: str, ready: Callable[[], Any], timeout_s: float = 240) -> Any:
@@ -75,9 +79,8 @@ def test_a_killed_run_fails_frees_its_slot_and_its_rerun_reuses_what_it_finished
             worker = psutil.Process(worker_pid(instance, killed))
         for proc in [worker, *worker.children(recursive=True)]:  # what the OOM killer would leave behind
             proc.send_signal(signal.SIGKILL)
-        status = _until("the run to be marked failed", lambda: graphql(url, STATUS, {"id": killed})[
-            "runOrError"]["status"] in ("FAILURE", "CANCELED") and graphql(url, STATUS, {"id": killed}))
-        assert status["runOrError"]["status"] == "FAILURE"
+        _until("the run to be marked failed", lambda: _status(url, killed) in ("FAILURE", "CANCELED"))
+        assert _status(url, killed) == "FAILURE"
         stored = _evaluations(db, killed)
 
         def slots_free() -> bool:
@@ -86,9 +89,8 @@ def test_a_killed_run_fails_frees_its_slot_and_its_rerun_reuses_what_it_finished
 
         _until("the killed run's pool slot to be freed", slots_free, 60)
         rerun = _launch(url)
-        _until("the re-run to finish", lambda: graphql(url, STATUS, {"id": rerun})["runOrError"]["status"]
-               in ("SUCCESS", "FAILURE"), 300)
-        assert graphql(url, STATUS, {"id": rerun})["runOrError"]["status"] == "SUCCESS"
+        _until("the re-run to finish", lambda: _status(url, rerun) in ("SUCCESS", "FAILURE"), 300)
+        assert _status(url, rerun) == "SUCCESS"
     with instance_at(home, monkeypatch) as instance:
         event = instance.get_latest_materialization_event(dg.AssetKey("translated_kernels"))
     assert event.run_id == rerun

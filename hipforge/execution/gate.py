@@ -126,10 +126,9 @@ class CompileGate:
         a source ever rests on the PCH."""
         head = f"{_CLANG22_COMPAT}{prelude.lite_prelude(hip_source)}"
         body = f'#line 1 "{prelude.CANDIDATE_FILE}"\n{hip_source}\n'
-        # device-only with several arches writes one output per arch: no single PCH then
-        single = precompiled and len(self.arch) == 1
-        pch = gate_pch.precompiled_head(head, self.command, self.clang, self.rocm_path, self.timeout_s) if single \
-            else None
+        pch = None
+        if precompiled and len(self.arch) == 1:  # with several arches, device-only writes one output per arch
+            pch = gate_pch.precompiled_head(head, self.command, self.clang, self.rocm_path, self.timeout_s)
         with tempfile.TemporaryDirectory(prefix="hipforge-gate-") as tmp:
             src, obj = Path(tmp) / "tu.hip", Path(tmp) / "tu.o"
             src.write_text(body if pch else head + body)

@@ -111,19 +111,18 @@ class Warehouse:
         for row in rows:
             if list(row.keys()) != given:
                 raise ValueError(f"rows for {table} disagree on columns: {sorted(row)} vs {given}")
-        seen = table in LAST_SEEN
-        stamps = ["run_id", "created_at"] + (["last_run_id", "last_seen_at"] if seen else [])
+        last_seen = {"last_run_id": "?", "last_seen_at": "current_timestamp"} if table in LAST_SEEN else {}
+        stamps = {"run_id": "?", "created_at": "current_timestamp", **last_seen}  # column -> value
         keys = _PRIMARY_KEYS[table]
         updates = [c for c in given if c not in keys] if on_conflict == "replace" else []
-        updates += ["last_run_id", "last_seen_at"] if seen else []
+        updates += list(last_seen)
         action = "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in updates) if updates else "DO NOTHING"
-        stamp_values = ["?", "current_timestamp"] + (["?", "current_timestamp"] if seen else [])
         sql = (
-            f"INSERT INTO {table} ({', '.join(given + stamps)}) "
-            f"VALUES ({', '.join(['?'] * len(given) + stamp_values)}) "
+            f"INSERT INTO {table} ({', '.join([*given, *stamps])}) "
+            f"VALUES ({', '.join(['?'] * len(given) + list(stamps.values()))}) "
             f"ON CONFLICT ({', '.join(keys)}) {action}"
         )
-        runs = [run_id, run_id] if seen else [run_id]
+        runs = [run_id] * list(stamps.values()).count("?")
         before = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
         con.executemany(sql, [[_sql_value(row[c]) for c in given] + runs for row in rows])
         after = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]

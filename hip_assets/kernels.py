@@ -1,6 +1,7 @@
 """Kernel assets: translation of every task, evolution of the correct ones, the verified archive. The agents
 are the `llm` resource's choice (offline by default, Gemini per agent)."""
 
+import time
 from statistics import geometric_mean
 
 import dagster as dg
@@ -8,9 +9,9 @@ from pydantic import Field
 
 from hip_assets.run_links import run_metadata, table
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.pipeline import StageSummary, StoredTask, accepted_tasks, evaluator
+from hipforge.agents.recorder import ArchiveRecorder, StageSummary, accepted_tasks
 from hipforge.agents.reuse import ReusingExecutor
-from hipforge.agents.stages import run_evolution, run_translation
+from hipforge.agents.runner import StageRunner, StageTask
 from hipforge.execution.protocol import protocol_key
 from hipforge.plots import markdown_image, speedup_bars
 from hipforge.store import Warehouse
@@ -27,9 +28,9 @@ TASK_ASSETS = ["reference_tasks", "kernelbench_tasks", "synthetic_tasks", "inbox
 TASK_ORIGINS = ["reference", "synthetic", "kernelbench", "file"]  # "file": the inbox's
 
 
-def _progress(context: dg.AssetExecutionContext, verb: str):
-    def report(done: int, total: int, name: str) -> None:
-        context.log.info(f"{verb} {done}/{total} (last: {name})")
+def _progress(context: dg.AssetExecutionContext):
+    def report(done: int, total: int, what: str) -> None:
+        context.log.info(f"{done}/{total}: {what}")
 
     return report
 
@@ -70,7 +71,7 @@ def _stage_metadata(summary: StageSummary, title: str, backend: str) -> dict[str
     return metadata
 
 
-def reusing(executor: ExecutorResource, store: Warehouse, tasks: list[StoredTask]) -> ReusingExecutor:
+def reusing(executor: ExecutorResource, store: Warehouse, tasks: list[StageTask]) -> ReusingExecutor:
     """The executor, answering from the warehouse for what this protocol already judged (a killed run's work)."""
     task_ids = {t.eval_source(executor.backend): t.task_id for t in tasks}
     return ReusingExecutor(executor, store, task_ids, protocol_key(executor.eval_config()))
@@ -90,11 +91,16 @@ def translated_kernels(context: dg.AssetExecutionContext, config: TranslateConfi
     tasks = accepted_tasks(store, config.origins, config.limit)
     verifier = reusing(executor, store, tasks)
     log = llm.call_log(store, run_id)
-    agents = llm.agents(log, evaluator(tasks, verifier), lessons=latest_lessons(store))
+    agents = llm.agents(log, lessons=latest_lessons(store))
     context.log.info(f"translating {len(tasks)} tasks with {agents.translator.name}; "
                      f"evaluating on the {executor.backend} backend")
+    recorder = ArchiveRecorder(KernelArchive(store), run_id, agents.judge.name)
+    started = time.monotonic()
     with log.batch():  # LLM calls land in llm_calls in batches, and whatever happened lands even on failure
-        summary = run_translation(agents, tasks, verifier, KernelArchive(store), run_id, _progress(context, "done"))
+        outcomes = StageRunner(verifier, recorder).translate(tasks, agents.translator, _progress(context))
+    summary = recorder.summary
+    summary.count_outcomes(outcomes)
+    summary.seconds = time.monotonic() - started
     rates = dg.MetadataValue.md(summary.rates_table())
     metadata = {**_stage_metadata(summary, "translated kernels", executor.backend), "correct_rates": rates,
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
@@ -117,15 +123,21 @@ def evolved_kernels(context: dg.AssetExecutionContext, config: EvolveConfig, war
     and implausible children rejected before the GPU). The fastest correct kernel wins."""
     store, run_id = warehouse.get(), context.run.run_id
     archive = KernelArchive(store)
-    tasks = [t for t in accepted_tasks(store, config.origins) if archive.best(t.task_id, executor.backend)]
+    accepted = accepted_tasks(store, config.origins)
+    starts = {t.task_id: start for t in accepted if (start := archive.best_start(t.task_id, executor.backend))}
+    tasks = [t for t in accepted if t.task_id in starts]
     tasks = tasks[: config.limit] if config.limit > 0 else tasks
     verifier = reusing(executor, store, tasks)
     log = llm.call_log(store, run_id)
-    agents = llm.agents(log, evaluator(tasks, verifier), archive=archive, budget=config.budget)
+    agents = llm.agents(log, archive=archive, budget=config.budget, children=config.children, seed=config.seed)
     context.log.info(f"evolving {len(tasks)} tasks with {agents.evolver.name}, {config.budget} evaluations each")
+    recorder = ArchiveRecorder(archive, run_id, agents.judge.name)
+    started = time.monotonic()
     with log.batch():
-        summary = run_evolution(agents, tasks, verifier, archive, run_id, budget=config.budget,
-                                children=config.children, seed=config.seed, on_progress=_progress(context, "evolved"))
+        outcomes = StageRunner(verifier, recorder).evolve(tasks, agents.evolver, starts, _progress(context))
+    summary = recorder.summary
+    summary.count_outcomes(outcomes)
+    summary.seconds = time.monotonic() - started
     metadata = {**_stage_metadata(summary, "evolved kernels", executor.backend), **llm_metadata(llm, store, run_id),
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})

@@ -72,37 +72,41 @@ def register(app: typer.Typer, console: Console) -> None:
 
         On the cpu backend the kernel is checked on the task's smoke scale; it is written for the full size.
         """
-        from hipforge.agents.base import AgentTask
-        from hipforge.agents.evolve import evolve as run_evolution
-        from hipforge.agents.evolve import offline_generate
-        from hipforge.execution.evaluate import evaluate
+        from hipforge.agents.evolve import OfflineEvolver
+        from hipforge.agents.offline_translator import OfflineTranslator
+        from hipforge.agents.runner import Sink, StageRunner, StageTask
+        from hipforge.execution.executor import LocalExecutor
         from hipforge.tasks import task_id
 
         checked = task_for(task, backend)
         cfg = config(backend, arch, wavefront)
-        agent_task = AgentTask(task_id(checked.source), task.stem, checked.source)
-        budget = max(1, evolve + 1)
+        stage_task = StageTask(task_id(checked.source), task.stem, checked.source, checked.judged)
         with Progress(*Progress.get_default_columns(), console=console, transient=True) as progress:
-            bar = progress.add_task(f"{task.name}: translating, evaluating on {backend}", total=budget)
-
+            # the evolution's first trial is the translation again, answered from the runner's memo
+            bar = progress.add_task(f"{task.name}: translating, evaluating on {backend}",
+                                    total=2 + evolve if evolve else 1)
             speedups: list[float] = []
 
-            def on_trial(trial) -> None:  # noqa: ANN001
-                if trial.result.verdict.value == "correct" and trial.result.speedup_eager:
-                    speedups.append(trial.result.speedup_eager)
-                best = f", best {max(speedups):.2f}x over eager" if speedups else ""
-                progress.update(bar, advance=1, description=f"{task.name}: {trial.result.verdict.value}{best}")
+            class Bar(Sink):
+                def evaluated(self, task, candidate, result, generation) -> None:  # noqa: ANN001
+                    if result.verdict.value == "correct" and result.speedup_eager:
+                        speedups.append(result.speedup_eager)
+                    best = f", best {max(speedups):.2f}x over eager" if speedups else ""
+                    progress.update(bar, advance=1, description=f"{task.name}: {result.verdict.value}{best}")
 
-            run = run_evolution(agent_task, offline_generate, lambda c: evaluate(c.source, checked.judged, cfg),
-                                budget=budget, on_trial=on_trial)
-        if not run.trials:
-            fail(f"{task}: the offline translator declined it ({run.declined[0] if run.declined else 'no candidate'})")
-        chosen = run.best or run.trials[0]
+            runner = StageRunner(LocalExecutor(cfg, parallel=1), Bar())
+            [chosen] = runner.translate([stage_task], OfflineTranslator())
+            if chosen.candidate is None:
+                fail(f"{task}: the offline translator declined it ({chosen.declined})")
+            if evolve and chosen.correct:
+                start = {stage_task.task_id: (chosen.candidate, chosen.result)}
+                [chosen] = runner.evolve([stage_task], OfflineEvolver(budget=evolve + 1), start)  # type: ignore[dict-item]
         out = task.with_name(f"{task.stem}_hip.py")
         out.write_text(chosen.candidate.source)
         if not as_json:
-            console.print(f"wrote {out} ({len(run.trials)} evaluated, params {chosen.params.to_dict()})",
-                          highlight=False, markup=False)
+            params = {k: v for k, v in chosen.candidate.params.items() if k != "kernels"}
+            console.print(f"wrote {out} ({len(runner.judged)} evaluated, params {params})", highlight=False,
+                          markup=False)
         show(chosen.result, as_json)
         said(cfg, checked.scale, as_json)
         raise typer.Exit(0 if chosen.result.verdict.value == "correct" else 2)

@@ -79,7 +79,7 @@ def _run(console: Console, store: Warehouse, model: str, source: str, levels: li
             bar.update(job, completed=done, total=total, description=what)
 
         executor = LocalExecutor(report_config(EvalConfig(backend=backend, arch=arch)), parallel)
-        outcomes = run_report(tasks, lambda evaluate_fn: make_translator(spec, evaluate_fn), executor, progress)
+        outcomes = run_report(tasks, make_translator(spec), executor, progress)
     previous = previous_levels(store, model, task_set, backend, run_id)
     _, level_rows = record_report(store, run_id, spec, task_set, backend, arch, outcomes)
     from hipforge.bench.report_store import checkpoint_preset

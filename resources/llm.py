@@ -14,7 +14,6 @@ from pydantic import Field
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.llm import AgentChoice, Agents, Endpoint, LLMSummarizer, OfflineSummarizer, build_agents
 from hipforge.agents.llm.factory import gemini_client
-from hipforge.agents.llm.translator import EvaluateFn
 from hipforge.llm import CacheMode, CallLog, LLMClient, ResponseCache, RetryPolicy, default_cache_dir
 from hipforge.store import Warehouse
 
@@ -67,11 +66,11 @@ class LLMResource(dg.ConfigurableResource):
     def call_log(self, warehouse: Warehouse, run_id: str) -> CallLog:
         return CallLog(warehouse, run_id)
 
-    def agents(self, log: CallLog, evaluate_fn: EvaluateFn, *, archive: KernelArchive | None = None,
-               lessons: str = "", budget: int = 8) -> Agents:
+    def agents(self, log: CallLog, *, archive: KernelArchive | None = None, lessons: str = "", budget: int = 8,
+               children: int = 4, seed: int = 0) -> Agents:
         agents = {k: v for k, v in self.choices().items() if k != "task_generator"}
-        return build_agents(agents, evaluate_fn, archive=archive, cache=self.response_cache(), log=log,
-                            base_url=self.endpoint(), lessons=lessons, budget=budget,
+        return build_agents(agents, archive=archive, cache=self.response_cache(), log=log, base_url=self.endpoint(),
+                            lessons=lessons, budget=budget, children=children, seed=seed,
                             threshold=self.judge_threshold, attempts=self.translator_attempts)
 
     def make_summarizer(self, log: CallLog, max_chars: int = 2000) -> OfflineSummarizer | LLMSummarizer:

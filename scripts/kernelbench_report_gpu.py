@@ -58,11 +58,12 @@ def main() -> None:
             print(f"[{time.monotonic() - started:6.0f} s] {done}/{total} {what}", flush=True)
 
     executor = LocalExecutor(config, args.parallel)
-    outcomes = run_report(tasks, lambda evaluate_fn: OfflineTranslator(), executor, progress)
+    outcomes = run_report(tasks, OfflineTranslator(), executor, progress)
     rows = [task_row(o) for o in outcomes]
     levels = level_rows(rows)
     text = (f"# offline agents on {task_set} ({args.backend} {args.arch}), {len(rows)} tasks, "
-            f"{time.monotonic() - started:.0f} s\n\n{levels_markdown(levels)}\n\n{seed_markdown(levels, 'offline')}\n")
+            f"{time.monotonic() - started:.0f} s\n\n{levels_markdown(levels)}\n\n"
+            f"{seed_markdown(levels, 'offline', args.backend)}\n")
     print("\n" + text, flush=True)
     (args.out / "report.md").write_text(text)
     messages = {o.task.name: (o.declined or (o.result.message[:300] if o.result else "")) for o in outcomes}
@@ -71,10 +72,12 @@ def main() -> None:
          "tasks": [dict(r, message=messages[r["task_name"]]) for r in rows]}, indent=1))
     if importlib.util.find_spec("matplotlib") is None:  # a GPU image without matplotlib still gets the tables
         return
-    from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves
+    from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves, report_measured
 
-    (args.out / "compile_rates.png").write_bytes(compile_rate_bars({"offline": levels}))
-    (args.out / "fast_p.png").write_bytes(fast_p_curves({"offline": levels}))
+    (args.out / "compile_rates.png").write_bytes(compile_rate_bars({"offline": levels},
+                                                                   measured=report_measured(config)))
+    (args.out / "fast_p.png").write_bytes(fast_p_curves({"offline": levels},
+                                                        measured=report_measured(config, speedups=True)))
 
 
 if __name__ == "__main__":

@@ -16,19 +16,18 @@ import re
 import sys
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hipforge.agents.base import AgentTask, Candidate  # noqa: E402
-from hipforge.agents.evolve import evolve, offline_generate  # noqa: E402
+from hipforge.agents.evolve import OfflineEvolver  # noqa: E402
 from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
+from hipforge.agents.runner import Sink, StageRunner, StageTask  # noqa: E402
 from hipforge.bench.bandwidth import bandwidth_shares  # noqa: E402
-from hipforge.bench.kernelbench import KernelBenchProblem, load_kernelbench  # noqa: E402
+from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
 from hipforge.bench.scoring import TaskScore, summary  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
-from hipforge.execution.evaluate import evaluate, evaluate_many  # noqa: E402
+from hipforge.execution.executor import LocalExecutor  # noqa: E402
 from hipforge.tasks import smoke_sources  # noqa: E402
 
 
@@ -88,38 +87,16 @@ def main() -> None:
     args = parser.parse_args()
     timing = {"timed_trials": args.timed_trials, "warmup": 1} if args.timed_trials else {}
     compiled_levels = {int(x) for x in args.compiled_levels.split(",") if x}
-    configs = {flag: EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=flag, run_timeout_s=300,
-                                **timing) for flag in (False, True)}
-
-    def config_of(p: KernelBenchProblem) -> EvalConfig:
-        return configs[p.level in compiled_levels]
-    problems = load_kernelbench(args.source, [int(x) for x in args.levels.split(",")], args.limit)
-    if args.exclude:
-        problems = [p for p in problems if not re.search(args.exclude, p.task_name, re.IGNORECASE)]
-    if args.only:
-        problems = [p for p in problems if re.search(args.only, p.task_name, re.IGNORECASE)]
-
-    smoke = smoke_sources([(p.task_name, p.source) for p in problems], args.parallel) if args.backend == "cpu" else {}
-
-    def checked(p: KernelBenchProblem) -> str:
-        return smoke.get(p.task_name, p.source)
-
-    started = time.monotonic()
-    translator, made, declined = OfflineTranslator(), {}, {}
-    for p in problems:
-        outcome = translator.translate(AgentTask(p.task_name, p.task_name, p.source), [])
-        (made if isinstance(outcome, Candidate) else declined)[p.task_name] = outcome
-    by_name = {p.task_name: p for p in problems}
-    names = list(made)
-    results = dict.fromkeys(by_name)
+    results: dict = {}  # task name -> its translation's verdict
+    refused: dict[str, str] = {}  # task name -> why the translator declined it
     rows: list = []
 
     def write(evolved: dict, bandwidth: dict) -> None:
         """The JSON so far: a run cut short by its time limit keeps every finished stage."""
         if not args.out:
             return
-        detail = {n: {"declined": declined[n].reason} if n in declined else
-                  {} if results[n] is None else  # not evaluated yet
+        detail = {n: {"declined": refused[n]} if n in refused else
+                  {} if results.get(n) is None else  # not evaluated yet
                   {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
                    **failure_detail(results[n]), "passes_loose": results[n].passes_loose,
                    "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
@@ -130,18 +107,41 @@ def main() -> None:
                   for n in by_name}
         args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1, default=str))
 
-    for config in configs.values():  # one batch per reference protocol
-        batch = [n for n in names if config_of(by_name[n]) is config]
-        for index, result in evaluate_many([(made[n].source, checked(by_name[n])) for n in batch], config,
-                                           args.parallel):
-            results[batch[index]] = result
-            write(results, {})  # a run cut short keeps every verdict so far
+    class Kept(Sink):
+        def evaluated(self, task, candidate, result, generation) -> None:  # noqa: ANN001
+            if generation == 0 and task.name not in results:  # a translation, not an evolved child
+                results[task.name] = result
+                write(results, {})  # a run cut short by its time limit keeps every verdict so far
+
+        def declined(self, task, reason) -> None:  # noqa: ANN001
+            refused[task.name] = reason
+
+    runners = {flag: StageRunner(LocalExecutor(EvalConfig(backend=args.backend, arch=args.arch, time_compiled_ref=flag,
+                                                          run_timeout_s=300, **timing), args.parallel), Kept())
+               for flag in (False, True)}  # one per reference protocol
+    problems = load_kernelbench(args.source, [int(x) for x in args.levels.split(",")], args.limit)
+    if args.exclude:
+        problems = [p for p in problems if not re.search(args.exclude, p.task_name, re.IGNORECASE)]
+    if args.only:
+        problems = [p for p in problems if re.search(args.only, p.task_name, re.IGNORECASE)]
+    smoke = smoke_sources([(p.task_name, p.source) for p in problems], args.parallel) if args.backend == "cpu" else {}
+    tasks = [StageTask(p.task_name, p.task_name, p.source, smoke.get(p.task_name, p.source), level=p.level)
+             for p in problems]
+    by_name = {t.name: t for t in tasks}
+    started = time.monotonic()
+    translated = {flag: runner.translate([t for t in tasks if (t.level in compiled_levels) == flag],
+                                         OfflineTranslator()) for flag, runner in runners.items()}
+    outcomes = {o.task.name: o for batch in translated.values() for o in batch}
+    made = {n: o.candidate for n, o in outcomes.items() if o.candidate is not None}
+    names = list(made)
+    results.update({n: outcomes[n].result for n in by_name})
+
     print(f"translated and evaluated {len(names)} of {len(problems)} in {time.monotonic() - started:.0f} s")
     levels = sorted({p.level for p in problems})
     rows.append(score_table("translated", results, by_name, levels))
-    reasons = Counter(d.reason[:70] for d in declined.values())
+    reasons = Counter(d[:70] for d in refused.values())
     failures = Counter(r.verdict.value for r in results.values() if r is not None and r.verdict.value != "correct")
-    print(f"\ndeclined {len(declined)}: {dict(reasons.most_common(12))}\nfailed verdicts: {dict(failures)}")
+    print(f"\ndeclined {len(refused)}: {dict(reasons.most_common(12))}\nfailed verdicts: {dict(failures)}")
 
     def bandwidth_of(table: dict, stage: str) -> dict:
         """Pure elementwise kernels against a device-to-device copy measured now (GPU backends only)."""
@@ -160,21 +160,16 @@ def main() -> None:
 
     write(results, bandwidth_of(results, "translated"))
     evolved = dict(results)
-    targets = [n for n in names if by_name[n].level in {int(x) for x in args.evolve_levels.split(",")}
-               and results[n] is not None and results[n].verdict.value == "correct"]
-    evolving = args.evolve > 0 and bool(targets)
+    evolve_levels = {int(x) for x in args.evolve_levels.split(",")}
+    evolving = args.evolve > 0 and any(outcomes[n].correct and by_name[n].level in evolve_levels for n in names)
     if evolving:
-        def one(name: str):  # noqa: ANN202
-            p = by_name[name]
-            run = evolve(AgentTask(name, name, p.source), offline_generate,
-                         lambda c: evaluate(c.source, checked(p), config_of(p)), budget=args.evolve)
-            return name, run.best
-
-        with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-            for name, best in pool.map(one, targets):
-                if best and (best.result.speedup_eager or 0) > (results[name].speedup_eager or 0):
-                    evolved[name] = best.result
-        print(f"evolved {len(targets)} tasks ({args.evolve} evaluations each) by {time.monotonic() - started:.0f} s")
+        for flag, runner in runners.items():
+            starts = {o.task.task_id: (o.candidate, o.result) for o in translated[flag]
+                      if o.correct and o.task.level in evolve_levels}
+            for best in runner.evolve([by_name[n] for n in starts], OfflineEvolver(budget=args.evolve), starts):
+                evolved[best.task.name] = best.result  # the start is among the candidates: never worse
+        print(f"evolved {sum(o.correct and o.task.level in evolve_levels for o in outcomes.values())} tasks "
+              f"({args.evolve} evaluations each) by {time.monotonic() - started:.0f} s")
         rows.append(score_table("evolved", evolved, by_name, levels))
     stages = (("translated", results), ("evolved", evolved)) if evolving else (("translated", results),)
     for stage, table in stages if compiled_levels else ():

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.base import AgentTask, Candidate
+from hipforge.agents.base import AgentTask, Candidate, Declined
+from hipforge.agents.evolve import OfflineEvolver
 from hipforge.agents.llm import (
     LLMEvolver,
     LLMPlausibilityJudge,
     LLMSummarizer,
     LLMTranslator,
-    OfflineEvolver,
     OfflineSummarizer,
     build_agents,
     near_duplicate,
@@ -37,10 +37,10 @@ from hipforge.llm import LLMClient, LLMConfigError, LLMRequest, OfflineProvider
 from hipforge.store import Warehouse
 from tests import fake_gemini
 from tests.fake_gemini import FakeLLMServer
+from tests.verifiers import LOG, ScriptedVerifier
 
 TASK = AgentTask("t-relu", "relu", EXAMPLE_TASK)
 WRONG = EXAMPLE_KERNEL.replace("x[i] > 0.f ? x[i] : 0.f", "x[i]")  # identity: compiles, runs, incorrect
-LOG = "module.cpp:12:5: error: use of undeclared identifier 'relu_kernl'"
 
 
 def scripted(answers: list[str]) -> tuple[LLMClient, list[LLMRequest]]:
@@ -54,46 +54,30 @@ def scripted(answers: list[str]) -> tuple[LLMClient, list[LLMRequest]]:
     return LLMClient(OfflineProvider(answer, model="scripted")), seen
 
 
-def verdicts(*sequence: Verdict) -> tuple[Any, list[str]]:
-    """An evaluate_fn returning the given verdicts in order, and the sources it was given."""
-    given: list[str] = []
-
-    def evaluate_fn(source: str, task: AgentTask) -> EvalResult:
-        given.append(source)
-        verdict = sequence[min(len(given), len(sequence)) - 1]
-        log = LOG if verdict == Verdict.COMPILE_ERROR else ""
-        return EvalResult(verdict, f"{verdict.value} on attempt {len(given)}", compile_log=log)
-
-    return evaluate_fn, given
-
-
 def test_translator_reprompts_with_the_error_and_stops_at_the_first_correct() -> None:
     messy = f"Sure! Here is the kernel:\n```python\n{WRONG}```\nIt should be fast."
     client, seen = scripted([messy, f"```py\n{EXAMPLE_KERNEL}\n```", "never asked"])
-    evaluate_fn, given = verdicts(Verdict.COMPILE_ERROR, Verdict.CORRECT)
-    run = LLMTranslator(client, evaluate_fn).run(TASK)
-    assert run.correct and len(seen) == 2 and len(given) == 2
-    assert given[0].strip() == WRONG.strip()  # prose and fences stripped before evaluation
+    verifier = ScriptedVerifier(Verdict.COMPILE_ERROR, Verdict.CORRECT)
+    made = LLMTranslator(client).translate(TASK, verifier)
+    assert isinstance(made, Candidate) and len(seen) == 2 and len(verifier.given) == 2
+    assert verifier.given[0].source.strip() == WRONG.strip()  # prose and fences stripped before evaluation
     second = seen[1].turns()
     assert "Example answer" in second[0].content and second[1].content.count("class Model(") == 1
     assert second[2].role == "assistant" and second[2].content.strip() == WRONG.strip()
     assert "verdict: compile_error" in second[3].content and LOG in second[3].content
-    assert run.candidate is not None and run.candidate.params["attempt"] == 2
-    assert [h.verdict for h in run.history] == ["compile_error"]
+    assert made is verifier.given[1] and made.params["attempt"] == 2
+    assert [h["verdict"] for h in made.params["history"]] == ["compile_error"]
 
 
 def test_translator_gives_up_after_max_attempts_with_the_last_candidate_and_history() -> None:
     client, seen = scripted(["no code here, sorry", WRONG, WRONG + "\n# v2\n", WRONG + "\n# v3\n"])
-    evaluate_fn, given = verdicts(Verdict.INCORRECT)
-    archived: list[tuple[Candidate, EvalResult]] = []
-    translator = LLMTranslator(client, evaluate_fn, max_attempts=4, lessons="1. Keep fp32.",
-                               on_attempt=lambda c, r: archived.append((c, r)))
-    run = translator.run(TASK)
-    assert not run.correct and len(seen) == 4 and len(given) == 3  # the prose answer was not evaluated
-    assert [c.params["attempt"] for c, _ in archived] == [2, 3, 4]
-    assert [h.verdict for h in run.history] == ["no_code", "incorrect", "incorrect", "incorrect"]
+    verifier = ScriptedVerifier(Verdict.INCORRECT)
+    made = LLMTranslator(client, max_attempts=4, lessons="1. Keep fp32.").translate(TASK, verifier)
+    assert len(seen) == 4 and len(verifier.given) == 3  # the prose answer was not evaluated
+    assert [c.params["attempt"] for c in verifier.given] == [2, 3, 4]
+    assert isinstance(made, Candidate) and "# v3" in made.source
+    assert [h["verdict"] for h in made.params["history"]] == ["no_code", "incorrect", "incorrect"]
     assert "1. Keep fp32." in seen[0].turns()[1].content
-    assert run.candidate is not None and "# v3" in run.candidate.source
     assert len(seen[3].turns()) == 1 + 1 + 2 * 3  # system, task, then every earlier attempt and its feedback
 
 
@@ -110,8 +94,8 @@ def test_feedback_names_the_hack_check_and_keeps_the_log_tail() -> None:
 
 def test_translator_declines_when_no_answer_holds_code() -> None:
     client, _ = scripted(["I cannot do that."])
-    outcome = LLMTranslator(client, verdicts(Verdict.CORRECT)[0], max_attempts=2).translate(TASK, [])
-    assert outcome.__class__.__name__ == "Declined"
+    outcome = LLMTranslator(client, max_attempts=2).translate(TASK, ScriptedVerifier(Verdict.CORRECT))
+    assert isinstance(outcome, Declined)
     assert "no candidate reached the verifier in 2 answers" in outcome.reason
 
 
@@ -120,9 +104,11 @@ def test_translator_loop_on_the_real_cpu_backend() -> None:
     task = (Path(__file__).parent / "corpus" / "tasks" / "relu.py").read_text()
     client, seen = scripted([f"```python\n{WRONG}```", f"Fixed:\n```python\n{EXAMPLE_KERNEL}```"])
     cfg = EvalConfig(backend="cpu", timed_trials=3, gate=False)
-    run = LLMTranslator(client, lambda source, _: evaluate(source, task, cfg)).run(AgentTask("relu", "relu", task))
-    assert run.correct and len(seen) == 2, run.history
-    assert run.history[0].verdict == "incorrect" and "max abs error" in seen[1].turns()[-1].content
+    verifier = ScriptedVerifier(judge=lambda source: evaluate(source, task, cfg))
+    made = LLMTranslator(client).translate(AgentTask("relu", "relu", task), verifier)
+    assert [r.verdict for r in verifier.results] == [Verdict.INCORRECT, Verdict.CORRECT], verifier.results
+    assert made is verifier.given[-1] and len(seen) == 2
+    assert "max abs error" in seen[1].turns()[-1].content
 
 
 @pytest.fixture
@@ -145,9 +131,8 @@ def gemini(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeLLMServer, lis
 def test_translator_through_fake_gemini_reprompts_with_the_error(gemini: tuple[FakeLLMServer, list[str]]) -> None:
     server, script = gemini
     script += [f"```python\n{WRONG}```", EXAMPLE_KERNEL]
-    evaluate_fn = verdicts(Verdict.COMPILE_ERROR, Verdict.CORRECT)[0]
-    agents = build_agents({"translator": "gemini:gemini-2.5-flash"}, evaluate_fn, base_url=server.url)
-    candidate = agents.translator.translate(TASK, [])
+    agents = build_agents({"translator": "gemini:gemini-2.5-flash"}, base_url=server.url)
+    candidate = agents.translator.translate(TASK, ScriptedVerifier(Verdict.COMPILE_ERROR, Verdict.CORRECT))
     assert isinstance(candidate, Candidate) and candidate.source.strip() == EXAMPLE_KERNEL.strip()
     assert len(server.requests) == 2 and "generateContent" in server.requests[1].path
     body = server.requests[1].body
@@ -161,8 +146,9 @@ def test_evolver_through_fake_gemini(gemini: tuple[FakeLLMServer, list[str]]) ->
     server, script = gemini
     faster = EXAMPLE_KERNEL.replace("dim3(256)", "dim3(512)").replace("/ 256", "/ 512")
     script += [f"Here:\n```python\n{faster}```"]
-    agents = build_agents({"evolver": "gemini"}, verdicts(Verdict.CORRECT)[0], base_url=server.url, budget=1)
-    run = agents.evolver.evolve(TASK, [(Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0))])
+    agents = build_agents({"evolver": "gemini"}, base_url=server.url, budget=1)
+    start = (Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0))
+    run = agents.evolver.evolve(TASK, start, ScriptedVerifier(Verdict.CORRECT))
     assert len(server.requests) == 1 and "gemini-2.5-flash" in server.requests[0].path
     assert "Parent kernel" in server.requests[0].body["contents"][0]["parts"][0]["text"]
     assert run.nodes[-1].candidate.parents == (kernel_id(EXAMPLE_KERNEL),)
@@ -209,11 +195,12 @@ def test_evolver_rejects_duplicates_and_records_parents_and_inspirations(tmp_pat
     archive.record("t-relu", Candidate(WRONG, "test"), EvalResult(Verdict.INCORRECT, "max abs error 1.2"), "run-1")
     faster = EXAMPLE_KERNEL.replace("dim3(256)", "dim3(1024)").replace("/ 256", "/ 1024")
     client, seen = scripted([f"```python\n{EXAMPLE_KERNEL}  \n# same\n```", f"Try this:\n```python\n{faster}```"])
-    evaluate_fn, given = verdicts(Verdict.CORRECT)
-    evolver = LLMEvolver(client, evaluate_fn, archive, OfflinePlausibilityFilter(), budget=1)
-    run = evolver.evolve(TASK, [(Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0))])
-    assert len(seen) == 2 and len(given) == 1 and given[0].strip() == faster.strip()
-    assert run.rejected and "near-duplicate" in run.rejected[0][1]
+    verifier = ScriptedVerifier(Verdict.CORRECT)
+    evolver = LLMEvolver(client, archive, OfflinePlausibilityFilter(), budget=1)
+    run = evolver.evolve(TASK, (Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0)), verifier)
+    assert len(seen) == 2 and len(verifier.given) == 1 and verifier.given[0].source.strip() == faster.strip()
+    assert run.rejected and "near-duplicate" in run.rejected[0][1] and verifier.skipped == [run.rejected[0][1]]
+    assert verifier.generations == [1]
     child = run.nodes[-1].candidate
     assert child.parents == (kernel_id(EXAMPLE_KERNEL),) and kernel_id(elsewhere) in child.inspirations
     prompt = seen[0].turns()[-1].content
@@ -223,10 +210,11 @@ def test_evolver_rejects_duplicates_and_records_parents_and_inspirations(tmp_pat
 
 def test_evolver_lets_the_judge_reject_before_evaluation() -> None:
     client, _ = scripted(["```python\nclass ModelNew:\n    pass\n```"])
-    evaluate_fn, given = verdicts(Verdict.CORRECT)
-    run = LLMEvolver(client, evaluate_fn, judge=OfflinePlausibilityFilter(), budget=2).evolve(
-        TASK, [(Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0))])
-    assert not given and len(run.rejected) == 6 and run.rejected[-1][1].startswith("plausibility 0")
+    verifier = ScriptedVerifier(Verdict.CORRECT)
+    run = LLMEvolver(client, judge=OfflinePlausibilityFilter(), budget=2).evolve(
+        TASK, (Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0)), verifier)
+    assert not verifier.given and len(run.rejected) == 6 and run.rejected[-1][1].startswith("plausibility 0")
+    assert len(verifier.rejected) == 6 and not verifier.skipped
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -262,13 +250,12 @@ def test_summarizer_turns_clusters_into_lessons() -> None:
 
 
 def test_build_agents_mixes_offline_and_gemini() -> None:
-    evaluate_fn = verdicts(Verdict.CORRECT)[0]
-    agents = build_agents({"judge": "gemini:gemini-2.5-pro", "summarizer": "gemini"}, evaluate_fn)
+    agents = build_agents({"judge": "gemini:gemini-2.5-pro", "summarizer": "gemini"})
     assert isinstance(agents.judge, LLMPlausibilityJudge) and agents.judge.client.model == "gemini-2.5-pro"
     assert isinstance(agents.summarizer, LLMSummarizer) and agents.summarizer.client.model == "gemini-2.5-flash"
     assert isinstance(agents.evolver, OfflineEvolver) and agents.translator.name == "offline-translator"
-    assert isinstance(build_agents({}, evaluate_fn).judge, OfflinePlausibilityFilter)
+    assert isinstance(build_agents({}).judge, OfflinePlausibilityFilter)
     with pytest.raises(LLMConfigError):
-        build_agents({"translator": "claude"}, evaluate_fn)
+        build_agents({"translator": "claude"})
     with pytest.raises(LLMConfigError):
-        build_agents({"optimizer": "gemini"}, evaluate_fn)
+        build_agents({"optimizer": "gemini"})

@@ -24,6 +24,7 @@ from hipforge.llm import LLMClient, LLMRequest, OfflineProvider
 from hipforge.train.reward import RewardRule
 from hipforge.translate import GenParams
 from tests.corpus import entries
+from tests.verifiers import ScriptedVerifier
 
 SAMPLES = Path(__file__).parent / "profile_samples"
 PEAKS = Peaks("test device", bandwidth=4.0e12, flops=60.0e12, source="test")
@@ -174,7 +175,7 @@ def test_evolve_asks_for_the_parents_bottleneck() -> None:
         asked.append(trial.candidate.source)  # type: ignore[attr-defined]
         return "memory-bound"
 
-    run = evolve(AgentTask("t", "t", ""), generate, lambda c: _correct(1.0), budget=5, diagnose=diagnose)
+    run = evolve(AgentTask("t", "t", ""), generate, lambda c, g: _correct(1.0), budget=5, diagnose=diagnose)
     assert asked and asked[0] == f"# {GenParams()}" and len(run.trials) == 5
 
 
@@ -186,9 +187,10 @@ def test_the_llm_evolver_shows_the_parents_profile() -> None:
         return "no code"
 
     found = estimate(1e6, 4e9, 1.5, PEAKS, coverage=0.9, launches=1)
-    evolver = LLMEvolver(LLMClient(OfflineProvider(answer, model="scripted")), lambda s, t: _correct(1.0),
-                         budget=1, diagnose=lambda node: found)
-    evolver.evolve(AgentTask("t", "relu", EXAMPLE_TASK), [(Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0))])
+    evolver = LLMEvolver(LLMClient(OfflineProvider(answer, model="scripted")), budget=1,
+                         diagnose=lambda node: found)
+    evolver.evolve(AgentTask("t", "relu", EXAMPLE_TASK), (Candidate(EXAMPLE_KERNEL, "seed"), _correct(1.0)),
+                   ScriptedVerifier(Verdict.CORRECT))
     prompt = seen[0].turns()[-1].content
     assert "Profile of the parent kernel: memory-bound (estimate" in prompt and "float4" in prompt
 

@@ -9,12 +9,11 @@ import pytest
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Candidate, Declined
+from hipforge.agents.runner import StageTask, TaskOutcome
 from hipforge.bench.models import OFFLINE, checkpoint_key, resolve_model
 from hipforge.bench.report import (
     LOOSE,
     STRICT,
-    ReportTask,
-    TaskOutcome,
     level_rows,
     library_level,
     load_report_tasks,
@@ -23,6 +22,7 @@ from hipforge.bench.report import (
 )
 from hipforge.bench.report_tables import comparison_markdown, levels_markdown, seed_markdown
 from hipforge.bench.reverify import reverify_best
+from hipforge.execution.config import EvalConfig
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.llm import LLMConfigError
 from hipforge.store.reports import latest_levels, previous_levels, save_report
@@ -43,7 +43,7 @@ def result(verdict: Verdict, speedup: float = 1.0, abs_err: float = 0.0, rel_err
 
 
 def outcome(name: str, level: int, res: EvalResult | None, declined: str | None = None) -> TaskOutcome:
-    task = ReportTask(f"id-{name}", name, level, "src", "src")
+    task = StageTask(f"id-{name}", name, "src", "src", level=level)
     candidate = Candidate(f"kernel for {name}", "test") if res else None
     return TaskOutcome(task, candidate, declined, res)
 
@@ -147,14 +147,14 @@ def test_a_declining_translator_is_reported_not_evaluated(tmp_path) -> None:
     _, tasks = load_report_tasks("", [1], 2, "cpu", only=["elementwise/"])
 
     class Refuses:
-        name = "refuses"
+        name, side_by_side = "refuses", False
 
-        def translate(self, task, feedback):  # noqa: ANN001, ANN202
+        def translate(self, task, verifier):  # noqa: ANN001, ANN202
             if task.task_id == tasks[0].task_id:
                 raise RuntimeError("model crashed")
             return Declined(self.name, "no kernel today")
 
-    outcomes = run_report(tasks, lambda evaluate_fn: Refuses(), LocalExecutor(EvalConfig(cache_dir=str(tmp_path))))
+    outcomes = run_report(tasks, Refuses(), LocalExecutor(EvalConfig(cache_dir=str(tmp_path))))
     assert all(o.result is None and o.candidate is None for o in outcomes)
     assert [o.declined for o in outcomes] == ["RuntimeError: model crashed", "no kernel today"]
 
@@ -200,13 +200,13 @@ def test_roofline_places_correct_kernels_with_flops_per_level(tmp_path, monkeypa
     gemm = library_task("gemm/matmul_square").source
     relu = library_task("elementwise/relu").source
     outcomes = [
-        TaskOutcome(ReportTask("g", "L1/matmul", 1, gemm, gemm), Candidate("k", "t"), None,
+        TaskOutcome(StageTask("g", "L1/matmul", gemm, gemm, level=1), Candidate("k", "t"), None,
                     result(Verdict.CORRECT, speedup=1.5)),
-        TaskOutcome(ReportTask("r", "L1/relu", 1, relu, relu), Candidate("k", "t"), None,
+        TaskOutcome(StageTask("r", "L1/relu", relu, relu, level=1), Candidate("k", "t"), None,
                     result(Verdict.CORRECT)),  # no FLOPs in torch's counter: left out, and said so
-        TaskOutcome(ReportTask("w", "L2/wrong", 2, gemm, gemm), Candidate("k", "t"), None,
+        TaskOutcome(StageTask("w", "L2/wrong", gemm, gemm, level=2), Candidate("k", "t"), None,
                     result(Verdict.INCORRECT)),  # only correct kernels have a place
     ]
-    plots = roofline_images(outcomes, "cpu")
+    plots = roofline_images(outcomes, EvalConfig(backend="cpu"))
     assert list(plots) == ["1"] and plots["1"].startswith(b"\x89PNG")
     assert (tmp_path / "peaks.json").exists()

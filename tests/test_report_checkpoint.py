@@ -21,15 +21,10 @@ def test_a_tiny_checkpoint_answers_and_is_scored(tmp_path: Path, warehouse) -> N
     spec = resolve_model(checkpoint_key("ck-tiny"), warehouse)
     assert spec.kind == "transformers" and spec.model == str(tmp_path / "ckpt")
 
-    translators = []
-
-    def translator(evaluate_fn):  # noqa: ANN001, ANN202
-        translators.append(make_translator(spec, evaluate_fn, max_output_tokens=12))
-        return translators[-1]
-
+    translator = make_translator(spec, max_output_tokens=12)
     executor = LocalExecutor(report_config(EvalConfig(cache_dir=str(tmp_path / "cache"))))
     outcomes = run_report(tasks, translator, executor)
-    capped = translators[0].client
+    capped = translator.client
     assert isinstance(capped, TokenCap) and capped.cap == 12
     answer = capped.complete(LLMRequest(prompt="__global__ void", max_output_tokens=100))
     assert 0 < answer.output_tokens <= 12  # the cap reached the model

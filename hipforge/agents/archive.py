@@ -61,6 +61,13 @@ class KernelArchive:
         """The fastest trusted correct evaluation of the task (by speedup over eager, then runtime)."""
         return kernels.best_evaluation(self.warehouse, task_id, backend)
 
+    def best_start(self, task_id: str, backend: str) -> tuple[Candidate, EvalResult] | None:
+        """The task's best kernel on the backend as evolution starts from it."""
+        best = self.best(task_id, backend)
+        if best is None:
+            return None
+        return Candidate(best["source"], best["agent"]), EvalResult.from_dict(best["detail"])
+
     def per_task_best(self, backend: str | None = None) -> list[Row]:
         return kernels.per_task_best(self.warehouse, backend)
 

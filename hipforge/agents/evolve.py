@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hipforge.agents.base import AgentTask, Candidate, Declined
+from hipforge.agents.base import AgentTask, Candidate, Declined, Verifier
 from hipforge.agents.offline_translator import OfflineTranslator
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
@@ -65,7 +65,7 @@ class Evolution:
 
 def offline_generate(task: AgentTask, params: GenParams) -> Candidate | Declined:
     """The offline translator with the given code-generation choices: what this optimizer mutates."""
-    return OfflineTranslator(params=params).translate(task, [])
+    return OfflineTranslator(params=params).translate(task)
 
 
 def mutate(params: GenParams, rng: random.Random, fast_math: bool = True, favour: tuple[str, ...] = ()) -> GenParams:
@@ -84,18 +84,17 @@ def mutate(params: GenParams, rng: random.Random, fast_math: bool = True, favour
 def evolve(
     task: AgentTask,
     generate: Callable[[AgentTask, GenParams], Candidate | Declined],
-    evaluate: Callable[[Candidate], EvalResult],
+    evaluate: Callable[[Candidate, int], EvalResult],
     *,
     budget: int = 8,
     children: int = 4,
     seed: int = 0,
     fast_math: bool = True,
     start: GenParams | None = None,
-    on_trial: Callable[[Trial], None] | None = None,
     diagnose: Callable[[Trial], str | None] | None = None,
 ) -> Evolution:
-    """Spend at most `budget` evaluations; the first is the unmutated starting point. ``diagnose`` names the
-    parent's bottleneck (profile/diagnose.py), which steers the mutations."""
+    """Spend at most `budget` evaluations (``evaluate(candidate, generation)``); the first is the unmutated
+    starting point. ``diagnose`` names the parent's bottleneck (profile/diagnose.py), which steers the mutations."""
     rng, run = random.Random(seed), Evolution()
     seen: set[str] = set()
 
@@ -109,10 +108,7 @@ def evolve(
         if kernel_id(made.source) in seen:  # a mutation that changed nothing in the code
             return
         seen.add(kernel_id(made.source))
-        trial = Trial(params, made, evaluate(made), generation)
-        run.trials.append(trial)
-        if on_trial:
-            on_trial(trial)
+        run.trials.append(Trial(params, made, evaluate(made, generation), generation))
 
     attempt(start or GenParams(), None, 0)
     generation, stale = 0, 0
@@ -131,3 +127,21 @@ def evolve(
             attempt(params, parent, generation)
         stale = stale + 1 if len(run.trials) == before else 0  # mutations keep producing duplicates
     return run
+
+
+@dataclass
+class OfflineEvolver:
+    """The Evolver over the offline translator's choices. It restarts from the default parameters rather than
+    `start`: the translator is deterministic, so its first trial is the starting kernel again."""
+
+    budget: int = 8
+    children: int = 4
+    seed: int = 0
+    name: str = "offline-evolver"
+    side_by_side: bool = True  # each task's trials are its own
+
+    def evolve(self, task: AgentTask, start: tuple[Candidate, EvalResult], verifier: Verifier) -> None:
+        run = evolve(task, offline_generate, verifier.evaluate, budget=self.budget, children=self.children,
+                     seed=self.seed)
+        for reason in run.declined:
+            verifier.decline(reason)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from hipforge.agents.base import Translator
 from hipforge.agents.llm.factory import DEFAULT_MODEL
-from hipforge.agents.llm.translator import EvaluateFn, LLMTranslator
+from hipforge.agents.llm.translator import LLMTranslator
 from hipforge.agents.offline_translator import OfflineTranslator
 from hipforge.llm import (
     CallLog,
@@ -102,11 +102,10 @@ class TokenCap:
         return await self.inner.acomplete(self._capped(request))
 
 
-def make_translator(spec: ModelSpec, evaluate_fn: EvaluateFn, *, attempts: int = 1, base_url: str | None = None,
+def make_translator(spec: ModelSpec, *, attempts: int = 1, base_url: str | None = None,
                     cache: ResponseCache | None = None, log: CallLog | None = None,
                     max_output_tokens: int = 8192) -> Translator:
-    """The translator a report drives for this model. LLM answers are evaluated by `evaluate_fn` inside the
-    translator's loop (the report reuses those verdicts rather than evaluating twice)."""
+    """The translator a report drives for this model (an LLM one evaluates its attempts through the runner)."""
     if spec.kind == "offline":
         return OfflineTranslator()
     if spec.kind == "gemini":
@@ -114,4 +113,4 @@ def make_translator(spec: ModelSpec, evaluate_fn: EvaluateFn, *, attempts: int =
     else:
         provider = make_provider("transformers", spec.model)
     client = LLMClient(provider, cache, log.for_agent("report") if log else None)
-    return LLMTranslator(TokenCap(client, max_output_tokens), evaluate_fn, max_attempts=attempts)  # type: ignore[arg-type]
+    return LLMTranslator(TokenCap(client, max_output_tokens), max_attempts=attempts)  # type: ignore[arg-type]

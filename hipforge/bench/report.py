@@ -10,12 +10,11 @@ GPU script runs this module alone).
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from hipforge.agents.base import AgentTask, Candidate, Translator
+from hipforge.agents.base import AgentTask, Candidate, Declined, Translator, Verifier
+from hipforge.agents.runner import Progress, StageRunner, StageTask, TaskOutcome
 from hipforge.bench.kernelbench import load_kernelbench
 from hipforge.bench.scoring import FAST_P, TaskScore, geomean_speedup, summary
 from hipforge.execution.config import LOOSE_FP32, EvalConfig
@@ -23,32 +22,8 @@ from hipforge.execution.executor import Executor
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 
-if TYPE_CHECKING:  # this pulls in the warehouse (duckdb), which GPU machines lack
-    from hipforge.agents.llm.translator import EvaluateFn
-
 STRICT, LOOSE = 1e-4, LOOSE_FP32[0]
 TOLERANCES = (STRICT, LOOSE)
-Progress = Callable[[int, int, str], None]
-
-
-@dataclass(frozen=True)
-class ReportTask:
-    task_id: str
-    name: str
-    level: int
-    source: str  # full size: the model writes its kernel for this
-    eval_source: str  # what the backend runs (smoke-scaled on cpu)
-
-    def agent_task(self) -> AgentTask:
-        return AgentTask(self.task_id, self.name, self.source)
-
-
-@dataclass
-class TaskOutcome:
-    task: ReportTask
-    candidate: Candidate | None = None
-    declined: str | None = None  # why the model produced nothing to evaluate
-    result: EvalResult | None = None
 
 
 def fast_column(p: float) -> str:
@@ -62,7 +37,7 @@ def library_level(category: str, composed_of: tuple[str, ...]) -> int:
 
 
 def load_report_tasks(source: str, levels: list[int], limit: int, backend: str,
-                      only: list[str] | None = None) -> tuple[str, list[ReportTask]]:
+                      only: list[str] | None = None) -> tuple[str, list[StageTask]]:
     """("kernelbench", problems) from a KernelBench source; ("reference", the library) when none is given.
     `only` keeps tasks whose name contains one of its strings; then limit > 0 keeps the first of each level."""
     from hipforge.tasks import smoke_sources, task_id
@@ -80,7 +55,7 @@ def load_report_tasks(source: str, levels: list[int], limit: int, backend: str,
     if not named:
         raise ValueError(f"no {task_set} task matches levels {levels} and names {only or 'any'}")
     smoke = smoke_sources([(name, src) for name, _, src in named]) if backend == "cpu" else {}
-    tasks = [ReportTask(task_id(src), name, level, src, smoke.get(name, src)) for name, level, src in named]
+    tasks = [StageTask(task_id(src), name, src, smoke.get(name, src), f"L{level}", level) for name, level, src in named]
     return task_set, tasks
 
 
@@ -89,45 +64,32 @@ def report_config(base: EvalConfig) -> EvalConfig:
     return dataclasses.replace(base, tolerances={**base.tolerances, "float32": LOOSE_FP32, "float64": LOOSE_FP32})
 
 
-def run_report(tasks: list[ReportTask], make_translator: Callable[[EvaluateFn], Translator], executor: Executor,
-               on_progress: Progress | None = None) -> list[TaskOutcome]:
-    """Ask the model for a kernel per task, then evaluate every candidate not already judged. The executor
-    compares fp32 at the loose tolerance (see report_config).
+@dataclass
+class Forgiving:
+    """A report's translator: one model failure (an LLM error, a crash) declines its task, not the report."""
 
-    LLM translators evaluate their own attempts through the memoized `evaluate_fn`, so nothing runs twice.
-    """
-    by_id = {t.task_id: t for t in tasks}
-    judged: dict[tuple[str, str], EvalResult] = {}
-    lock = threading.Lock()
+    inner: Translator
 
-    def evaluate_fn(source: str, task: AgentTask) -> EvalResult:
-        result = executor.evaluate(source, by_id[task.task_id].eval_source)
-        with lock:
-            judged[(source, task.task_id)] = result
-        return result
+    @property
+    def name(self) -> str:
+        return self.inner.name
 
-    translator = make_translator(evaluate_fn)
-    outcomes = [TaskOutcome(t) for t in tasks]
-    for done, outcome in enumerate(outcomes, 1):
+    @property
+    def side_by_side(self) -> bool:
+        return self.inner.side_by_side
+
+    def translate(self, task: AgentTask, verifier: Verifier) -> Candidate | Declined:
         try:
-            made = translator.translate(outcome.task.agent_task(), [])
-        except Exception as err:  # noqa: BLE001  one model failure (an LLM error, a crash) must not end the report
-            made = None
-            outcome.declined = f"{type(err).__name__}: {str(err)[:300]}"
-        if isinstance(made, Candidate):
-            outcome.candidate = made
-            outcome.result = judged.get((made.source, outcome.task.task_id))
-        elif made is not None:
-            outcome.declined = made.reason
-        if on_progress:
-            on_progress(done, len(outcomes), f"wrote {outcome.task.name}")
-    pending = [o for o in outcomes if o.candidate is not None and o.result is None]
-    items = [(o.candidate.source, o.task.eval_source) for o in pending]  # type: ignore[union-attr]
-    for done, (index, result) in enumerate(executor.evaluate_many(items), 1):
-        pending[index].result = result
-        if on_progress:
-            on_progress(done, len(pending), f"evaluated {pending[index].task.name}")
-    return outcomes
+            return self.inner.translate(task, verifier)
+        except Exception as err:  # noqa: BLE001
+            return Declined(self.inner.name, f"{type(err).__name__}: {str(err)[:300]}")
+
+
+def run_report(tasks: list[StageTask], translator: Translator, executor: Executor,
+               on_progress: Progress | None = None) -> list[TaskOutcome]:
+    """A kernel per task from the model, each evaluated once; the executor compares fp32 at the loose
+    tolerance (see report_config)."""
+    return StageRunner(executor).translate(tasks, Forgiving(translator), on_progress)
 
 
 def strict_ok(result: EvalResult) -> bool:

@@ -9,7 +9,8 @@ from typing import Any
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Candidate
-from hipforge.agents.pipeline import StoredTask, accepted_tasks
+from hipforge.agents.recorder import accepted_tasks
+from hipforge.agents.runner import StageTask
 from hipforge.agents.summarizer import failures_from_warehouse, render_lessons, summarize
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult
@@ -25,7 +26,7 @@ from hipforge.train.splits import KernelBenchGuard
 ORIGINS = ["reference", "synthetic", "file"]
 
 
-def training_tasks(warehouse: Warehouse, limit: int = 0) -> list[StoredTask]:
+def training_tasks(warehouse: Warehouse, limit: int = 0) -> list[StageTask]:
     """Accepted tasks a model may train on: none from KernelBench, and none that equals or closely resembles
     a KernelBench problem in the warehouse (a synthetic mutation can land on one)."""
     problems = [(t.name, t.source) for t in accepted_tasks(warehouse, ["kernelbench"])]

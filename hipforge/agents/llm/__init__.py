@@ -6,29 +6,25 @@ from hipforge.agents.llm.factory import (
     AgentChoice,
     Agents,
     Endpoint,
-    OfflineEvolver,
     build_agents,
     make_judge,
 )
 from hipforge.agents.llm.judge import LLMPlausibilityJudge, parse_verdict
 from hipforge.agents.llm.selection import near_duplicate, pick_parent, selection_weights
 from hipforge.agents.llm.summarizer import LLMSummarizer, OfflineSummarizer
-from hipforge.agents.llm.translator import EvaluateFn, LLMTranslator, Translation
+from hipforge.agents.llm.translator import LLMTranslator
 
 __all__ = [
     "AgentChoice",
     "Agents",
     "Endpoint",
-    "EvaluateFn",
     "LLMEvolution",
     "LLMEvolver",
     "LLMPlausibilityJudge",
     "LLMSummarizer",
     "LLMTranslator",
     "Node",
-    "OfflineEvolver",
     "OfflineSummarizer",
-    "Translation",
     "build_agents",
     "make_judge",
     "near_duplicate",

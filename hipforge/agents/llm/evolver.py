@@ -10,15 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.base import AgentTask, Candidate
+from hipforge.agents.base import AgentTask, Candidate, Verifier
 from hipforge.agents.llm.prompts import RULES, bottleneck_hint, feedback_from, tail
 from hipforge.agents.llm.selection import DEDUP_THRESHOLD, near_duplicate, pick_parent
-from hipforge.agents.llm.translator import EvaluateFn
-from hipforge.agents.plausibility import PlausibilityJudge, PlausibilityReport
+from hipforge.agents.plausibility import PlausibilityJudge
 from hipforge.execution.profile.signals import Profile
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
-from hipforge.llm import LLMClient, LLMRequest, extract_code
+from hipforge.llm import LLMClient, LLMRequest, LLMRetriesExhausted, extract_code
 
 EVOLVER_SYSTEM = f"""You optimize HIP kernels for AMD MI350X (gfx950) in KernelBench's HIP format.
 You are shown a reference, a correct parent kernel and related kernels; write a faster ModelNew that stays
@@ -61,25 +60,36 @@ class LLMEvolution:
         correct = [n for n in self.nodes if n.correct]
         return max(correct, key=lambda n: n.score) if correct else None
 
+    def skip(self, kernel: str, why: str, verifier: Verifier) -> None:
+        """A proposal not evaluated and not judged: kept here and told to the verifier."""
+        self.rejected.append((kernel, why))
+        verifier.skip(why)
+
 
 class LLMEvolver:
-    def __init__(self, client: LLMClient, evaluate_fn: EvaluateFn, archive: KernelArchive | None = None,
+    side_by_side = False  # prompts show the most similar verified kernels of the whole archive
+
+    def __init__(self, client: LLMClient, archive: KernelArchive | None = None,
                  judge: PlausibilityJudge | None = None, *, budget: int = 8, lam: float = 10.0,
                  dedup_threshold: float = DEDUP_THRESHOLD, inspirations: int = 2, failures: int = 3, seed: int = 0,
-                 temperature: float = 0.8, on_node: Callable[[Node], None] | None = None,
-                 on_reject: Callable[[Candidate, PlausibilityReport], None] | None = None,
-                 diagnose: Callable[[Node], Profile | None] | None = None) -> None:
-        self.client, self.evaluate_fn, self.archive, self.judge = client, evaluate_fn, archive, judge
+                 temperature: float = 0.8, diagnose: Callable[[Node], Profile | None] | None = None) -> None:
+        self.client, self.archive, self.judge = client, archive, judge
         self.budget, self.lam, self.dedup_threshold = budget, lam, dedup_threshold
         self.inspirations, self.failures, self.seed, self.temperature = inspirations, failures, seed, temperature
-        self.on_node, self.on_reject = on_node, on_reject  # each evaluated child; each child the judge turned down
         self.diagnose = diagnose  # the parent's profile (execution/profile/diagnose.py), shown in the prompt
         self.name = f"llm-evolver:{client.model}"
 
-    def evolve(self, task: AgentTask, start: list[tuple[Candidate, EvalResult]]) -> LLMEvolution:
-        """Spend at most `budget` evaluations on children of the correct programs in `start`; proposals
+    def evolve(self, task: AgentTask, start: tuple[Candidate, EvalResult], verifier: Verifier) -> LLMEvolution:
+        """Spend at most `budget` evaluations on children of the correct programs, from `start`; proposals
         (LLM calls) are capped at three times the budget so a model repeating itself cannot loop forever."""
-        run = LLMEvolution([Node(c, r, 0) for c, r in start])
+        run = LLMEvolution([Node(*start, 0)])
+        try:
+            self._grow(task, run, verifier)
+        except LLMRetriesExhausted as err:
+            verifier.decline(f"the model could not be reached: {err}")
+        return run
+
+    def _grow(self, task: AgentTask, run: LLMEvolution, verifier: Verifier) -> None:
         rng = random.Random(self.seed)
         evaluated = 0
         for proposal in range(3 * self.budget):
@@ -94,30 +104,26 @@ class LLMEvolver:
                 temperature=self.temperature, seed=self.seed * 1000 + proposal))
             source = extract_code(answer.text, "python")
             if "class ModelNew" not in source:
-                run.rejected.append(("-", "no ModelNew in the answer"))
+                run.skip("-", "no ModelNew in the answer", verifier)
                 continue
             duplicate = near_duplicate(source, [n.candidate.source for n in run.nodes], self.dedup_threshold)
             if duplicate is not None:
-                run.rejected.append((kernel_id(source), f"near-duplicate (similarity {duplicate:.3f})"))
+                run.skip(kernel_id(source), f"near-duplicate (similarity {duplicate:.3f})", verifier)
                 continue
             if self.judge is not None:
                 report = self.judge.judge(source, task.source)
                 if not report.passed:
                     why = f"plausibility {report.score}: {'; '.join(report.reasons)}"
                     run.rejected.append((kernel_id(source), why))
-                    if self.on_reject:
-                        self.on_reject(Candidate(source, self.name, (parent.kernel_id,)), report)
+                    verifier.reject(Candidate(source, self.name, (parent.kernel_id,)), report)
                     continue
             inspired = tuple(dict.fromkeys([*(r["kernel_id"] for r in similar), *([best.kernel_id] if best else [])]))
             candidate = Candidate(source, self.name, (parent.kernel_id,),
                                   tuple(k for k in inspired if k != parent.kernel_id), {"proposal": proposal})
-            node = Node(candidate, self.evaluate_fn(source, task), parent.generation + 1)
+            node = Node(candidate, verifier.evaluate(candidate, parent.generation + 1), parent.generation + 1)
             parent.children += 1
             evaluated += 1
             run.nodes.append(node)
-            if self.on_node:
-                self.on_node(node)
-        return run
 
     def _similar(self, parent: Node, best: Node | None) -> list[dict[str, Any]]:
         if self.archive is None or self.inspirations <= 0:
@@ -140,7 +146,7 @@ class LLMEvolver:
         # oldest first, this run's own failures last, so the newest ones survive the cut
         failures = list(reversed(self.archive.recent_failures(task.task_id, self.failures))) if self.archive else []
         failures += [feedback_from(n.candidate.source, n.result) for n in run.nodes if not n.correct]
-        # an on_node that archives this run's children would otherwise show each failure twice
+        # the archive holds this run's evaluated children too: each failure once
         failures = list({f.source: f for f in failures}.values())
         if failures := failures[-self.failures:]:
             parts.append("Recent failures to avoid:\n" + "\n".join(

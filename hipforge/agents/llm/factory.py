@@ -6,17 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.base import AgentTask, Candidate, Declined, Translator
-from hipforge.agents.evolve import Evolution, evolve
+from hipforge.agents.base import Evolver, Translator
+from hipforge.agents.evolve import OfflineEvolver
 from hipforge.agents.llm.evolver import LLMEvolver
 from hipforge.agents.llm.judge import LLMPlausibilityJudge
 from hipforge.agents.llm.summarizer import LLMSummarizer, OfflineSummarizer
-from hipforge.agents.llm.translator import EvaluateFn, LLMTranslator
+from hipforge.agents.llm.translator import LLMTranslator
 from hipforge.agents.offline_translator import OfflineTranslator
 from hipforge.agents.plausibility import OfflinePlausibilityFilter, PlausibilityJudge
-from hipforge.execution.verdict import EvalResult
 from hipforge.llm import CallLog, LLMClient, LLMConfigError, ResponseCache, RetryPolicy, make_provider
-from hipforge.translate import GenParams
 
 AGENTS = ("translator", "evolver", "judge", "summarizer")
 DEFAULT_MODEL = "gemini-2.5-flash"  # what the seed used for every agent
@@ -47,34 +45,17 @@ class AgentChoice:
         raise LLMConfigError(f"agent choice {text!r}: use 'offline', 'gemini' or 'gemini:<model>'")
 
 
-class OfflineEvolver:
-    """The parametric optimizer behind the LLM evolver's call shape. It ignores `start`: the offline
-    translator is deterministic, so evolution restarts from its default parameters."""
-
-    name = "offline-evolver"
-
-    def __init__(self, evaluate_fn: EvaluateFn, budget: int = 8, children: int = 4, seed: int = 0) -> None:
-        self.evaluate_fn, self.budget, self.children, self.seed = evaluate_fn, budget, children, seed
-
-    def evolve(self, task: AgentTask, start: list[tuple[Candidate, EvalResult]]) -> Evolution:
-        def make(t: AgentTask, params: GenParams) -> Candidate | Declined:
-            return OfflineTranslator(params=params).translate(t, [])
-
-        return evolve(task, make, lambda c: self.evaluate_fn(c.source, task), budget=self.budget,
-                      children=self.children, seed=self.seed)
-
-
 @dataclass
 class Agents:
     translator: Translator
-    evolver: OfflineEvolver | LLMEvolver
+    evolver: Evolver
     judge: PlausibilityJudge
     summarizer: OfflineSummarizer | LLMSummarizer
 
 
-def build_agents(config: Mapping[str, str], evaluate_fn: EvaluateFn, *, archive: KernelArchive | None = None,
-                 cache: ResponseCache | None = None, log: CallLog | None = None, base_url: str | Endpoint | None = None,
-                 lessons: str = "", budget: int = 8, threshold: float = 0.5, attempts: int = 5) -> Agents:
+def build_agents(config: Mapping[str, str], *, archive: KernelArchive | None = None, cache: ResponseCache | None = None,
+                 log: CallLog | None = None, base_url: str | Endpoint | None = None, lessons: str = "", budget: int = 8,
+                 children: int = 4, seed: int = 0, threshold: float = 0.5, attempts: int = 5) -> Agents:
     """Agents named in `config` (missing ones are offline). Gemini agents share the cache; each one's
     calls are logged under its own name. The judge screens what the LLM translator and evolver write
     before it is evaluated (the offline translator's output is compiled from templates, so it is not screened)."""
@@ -89,10 +70,10 @@ def build_agents(config: Mapping[str, str], evaluate_fn: EvaluateFn, *, archive:
     gemini = {name for name in AGENTS if choice[name].kind == "gemini"}
     judge = make_judge(config.get("judge", "offline"), threshold, cache, log, base_url)
     return Agents(
-        translator=(LLMTranslator(client("translator"), evaluate_fn, attempts, lessons, judge=judge)
+        translator=(LLMTranslator(client("translator"), attempts, lessons, judge=judge)
                     if "translator" in gemini else OfflineTranslator()),
-        evolver=(LLMEvolver(client("evolver"), evaluate_fn, archive, judge, budget=budget) if "evolver" in gemini
-                 else OfflineEvolver(evaluate_fn, budget=budget)),
+        evolver=(LLMEvolver(client("evolver"), archive, judge, budget=budget, seed=seed) if "evolver" in gemini
+                 else OfflineEvolver(budget, children, seed)),
         judge=judge,
         summarizer=LLMSummarizer(client("summarizer")) if "summarizer" in gemini else OfflineSummarizer(),
     )

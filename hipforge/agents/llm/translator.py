@@ -3,67 +3,42 @@ verifier's errors and its earlier attempts until one is correct (the seed needed
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
-from hipforge.agents.base import AgentTask, Candidate, Declined, Feedback
+from hipforge.agents.base import AgentTask, Candidate, Declined, Feedback, Verifier
 from hipforge.agents.llm.prompts import TRANSLATOR_SYSTEM, feedback_from, feedback_prompt, task_prompt
-from hipforge.agents.plausibility import PlausibilityJudge, PlausibilityReport
-from hipforge.execution.verdict import EvalResult, Verdict
-from hipforge.llm import LLMClient, LLMRequest, Message, extract_code
+from hipforge.agents.plausibility import PlausibilityJudge
+from hipforge.execution.verdict import Verdict
+from hipforge.llm import LLMClient, LLMRequest, LLMRetriesExhausted, Message, extract_code
 
-# (candidate source, task) -> the deterministic gate's verdict; the caller picks the task variant it runs
-EvaluateFn = Callable[[str, AgentTask], EvalResult]
 NO_CODE = "no_code"  # an answer with no ModelNew in it: re-prompted without spending an evaluation
 REJECTED = "rejected"  # the plausibility judge kept it off the GPU: re-prompted with the judge's reasons
 
 
-@dataclass
-class Translation:
-    """The loop's outcome: the first correct candidate, else the last one, with every attempt's feedback."""
-
-    candidate: Candidate | None
-    result: EvalResult | None
-    history: list[Feedback] = field(default_factory=list)
-
-    @property
-    def correct(self) -> bool:
-        return self.result is not None and self.result.verdict == Verdict.CORRECT
-
-
 class LLMTranslator:
-    def __init__(self, client: LLMClient, evaluate_fn: EvaluateFn, max_attempts: int = 5, lessons: str = "",
-                 temperature: float = 0.0, on_attempt: Callable[[Candidate, EvalResult], None] | None = None,
-                 judge: PlausibilityJudge | None = None,
-                 on_reject: Callable[[Candidate, PlausibilityReport], None] | None = None) -> None:
+    side_by_side = True  # each task's prompts depend only on the task and the lessons
+
+    def __init__(self, client: LLMClient, max_attempts: int = 5, lessons: str = "", temperature: float = 0.0,
+                 judge: PlausibilityJudge | None = None) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, not {max_attempts}")
         self.client = client
-        self.evaluate_fn = evaluate_fn
         self.max_attempts = max_attempts
         self.lessons = lessons
         self.temperature = temperature
-        self.on_attempt = on_attempt  # e.g. archive every attempt: failures feed the summarizer and RL records
         self.judge = judge  # asked before every evaluation; a rejection costs an attempt, not a GPU run
-        self.on_reject = on_reject
         self.name = f"llm-translator:{client.model}"
 
-    def translate(self, task: AgentTask, feedback: list[Feedback]) -> Candidate | Declined:
-        """The Translator protocol: the loop's candidate, or a decline when no attempt held code."""
-        run = self.run(task, feedback)
-        if run.candidate is None:
-            return Declined(self.name, f"no candidate reached the verifier in {len(run.history)} answers: "
-                                       f"{run.history[-1].message}")
-        return run.candidate
-
-    def run(self, task: AgentTask, feedback: list[Feedback] | None = None) -> Translation:
-        earlier = list(feedback or [])  # e.g. archive.recent_failures: shown as earlier attempts
+    def translate(self, task: AgentTask, verifier: Verifier) -> Candidate | Declined:
+        """The first attempt the verifier finds correct, else the last one it evaluated; a decline when no
+        attempt reached it or the model could not be reached."""
         history: list[Feedback] = []
-        best: Translation = Translation(None, None, history)
+        last: Candidate | None = None
         for attempt in range(1, self.max_attempts + 1):
-            answer = self.client.complete(LLMRequest(
-                messages=self._conversation(task, [*earlier, *history]), system=TRANSLATOR_SYSTEM,
-                temperature=self.temperature, seed=attempt))
+            try:
+                answer = self.client.complete(LLMRequest(
+                    messages=self._conversation(task, history), system=TRANSLATOR_SYSTEM,
+                    temperature=self.temperature, seed=attempt))
+            except LLMRetriesExhausted as err:
+                return Declined(self.name, f"the model could not be reached: {err}")
             source = extract_code(answer.text, "python")
             if "class ModelNew" not in source:
                 # keep the raw answer so the model sees what it sent
@@ -76,20 +51,19 @@ class LLMTranslator:
                 report = self.judge.judge(source, task.source)
                 params["plausibility"] = {"judge": self.judge.name, "score": report.score}
                 if not report.passed:
-                    if self.on_reject:
-                        self.on_reject(Candidate(source, self.name, params=params), report)
+                    verifier.reject(Candidate(source, self.name, params=params), report)
                     history.append(Feedback(source, REJECTED, f"the plausibility judge ({self.judge.name}) scored "
                                             f"it {report.score}: {'; '.join(report.reasons)}"))
                     continue
-            candidate = Candidate(source, self.name, params=params)
-            result = self.evaluate_fn(source, task)
-            best = Translation(candidate, result, history)
-            if self.on_attempt:
-                self.on_attempt(best.candidate, result)
+            last = Candidate(source, self.name, params=params)
+            result = verifier.evaluate(last)
             if result.verdict == Verdict.CORRECT:
-                return best
+                return last
             history.append(feedback_from(source, result))
-        return best
+        if last is None:
+            return Declined(self.name, f"no candidate reached the verifier in {len(history)} answers: "
+                                       f"{history[-1].message}")
+        return last
 
     def _conversation(self, task: AgentTask, attempts: list[Feedback]) -> list[Message]:
         turns = [Message("user", task_prompt(task.source, self.lessons))]

@@ -1,0 +1,72 @@
+"""Where the pipeline's stages put their results: every evaluation in the archive, every rejection in the
+lessons' table, and a summary of the stage for the asset's metadata."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hipforge.agents.archive import KernelArchive
+from hipforge.agents.base import Candidate
+from hipforge.agents.lessons import record_rejection
+from hipforge.agents.plausibility import PlausibilityReport
+from hipforge.agents.runner import Sink, StageTask, TaskOutcome
+from hipforge.execution.verdict import EvalResult
+from hipforge.store import Warehouse
+from hipforge.store.tasks import accepted_task_rows
+
+
+@dataclass
+class StageSummary:
+    verdicts: Counter[str] = field(default_factory=Counter)
+    declined: list[tuple[str, str]] = field(default_factory=list)  # (task, reason)
+    speedups: dict[str, float] = field(default_factory=dict)  # task -> best speedup over eager
+    groups: dict[str, Counter[str]] = field(default_factory=dict)  # group -> tasks, correct, declined
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (task, why): written but never evaluated
+    evaluations: int = 0
+    seconds: float = 0.0
+
+    def rates_table(self) -> str:
+        """Markdown: per group, how many tasks got a correct kernel."""
+        rows = [f"| {g} | {c['tasks']} | {c['correct']} | {c['declined']} | {c['correct'] / max(c['tasks'], 1):.0%} |"
+                for g, c in sorted(self.groups.items())]
+        return "| tasks from | tasks | correct | declined | correct rate |\n|---|---|---|---|---|\n" + "\n".join(rows)
+
+    def count_outcomes(self, outcomes: list[TaskOutcome]) -> None:
+        """Per group, the tasks and how many got a correct kernel or none; per task, its best speedup."""
+        for outcome in outcomes:
+            group = self.groups.setdefault(outcome.task.group, Counter())
+            group["tasks"] += 1
+            group["correct"] += outcome.correct
+            group["declined"] += outcome.declined is not None
+            if outcome.correct and outcome.result.speedup_eager is not None:  # type: ignore[union-attr]
+                self.speedups[outcome.task.name] = outcome.result.speedup_eager  # type: ignore[union-attr]
+
+
+class ArchiveRecorder(Sink):
+    """Every evaluation archived under the run (generation 0 for translations), every judged rejection kept
+    for the summarizer, the declines and the skipped proposals listed in the summary."""
+
+    def __init__(self, archive: KernelArchive, run_id: str, judge: str = "") -> None:
+        self.archive, self.run_id, self.judge = archive, run_id, judge
+        self.summary = StageSummary()
+
+    def evaluated(self, task: StageTask, candidate: Candidate, result: EvalResult, generation: int) -> None:
+        self.archive.record(task.task_id, candidate, result, self.run_id, generation=generation)
+        self.summary.verdicts[result.verdict.value] += 1
+        self.summary.evaluations += 1
+
+    def rejected(self, task: StageTask, candidate: Candidate, report: PlausibilityReport) -> None:
+        record_rejection(self.archive.warehouse, task.task_id, candidate, report, self.judge, self.run_id)
+        self.summary.rejected.append((task.name, f"{report.score}: {'; '.join(report.reasons)}"))
+
+    def skipped(self, task: StageTask, why: str) -> None:
+        self.summary.rejected.append((task.name, why))
+
+    def declined(self, task: StageTask, reason: str) -> None:
+        self.summary.declined.append((task.name, reason))
+
+
+def accepted_tasks(warehouse: Warehouse, origins: list[str], limit: int = 0) -> list[StageTask]:
+    tasks = [StageTask(*row) for row in accepted_task_rows(warehouse, origins)]
+    return tasks[:limit] if limit > 0 else tasks

@@ -60,7 +60,7 @@ def usable(reference_out: list[Any], reference_fp64_out: list[Any], atol: float,
     tie often, and ties break differently between honest kernels."""
     import torch
 
-    from hipforge.tasks.conditioning import fp64_gap
+    from hipforge.execution.numerics import fp64_gap
 
     if len(reference_out) != len(reference_fp64_out) or not reference_out:
         return False

@@ -12,7 +12,7 @@ from typing import Any
 from hipforge.execution import checksum, tensorfile
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.job_common import rep_seeds
-from hipforge.execution.measure import compare_outputs
+from hipforge.execution.numerics import compare_outputs
 from hipforge.execution.trials import Trial, TrialLog
 from hipforge.execution.verdict import Verdict, conclude
 

@@ -175,7 +175,7 @@ class Reference:
         """How far the float32 reference lies from float64 on a failing trial, in tolerances."""
         import torch
 
-        from hipforge.tasks.conditioning import fp64_gap
+        from hipforge.execution.numerics import fp64_gap
 
         try:
             approx, exact = self.twin_outputs(msg["size"], msg["seed"], msg.get("variant"))
@@ -187,7 +187,7 @@ class Reference:
     def twin_outputs(self, size: int, seed: int, variant: str | None) -> tuple[list[Any], list[Any]]:
         import torch
 
-        from hipforge.tasks.conditioning import widened
+        from hipforge.execution.numerics import widened
 
         if size not in self.exact:
             self.exact[size] = copy.deepcopy(self.model(size)).double()

@@ -31,7 +31,7 @@ class Rulings:
     has_second: Callable[[], bool]
 
     def verdict_from(self, failures: dict[str, tuple[Trial, str]], result: EvalResult) -> None:
-        from hipforge.execution.measure import summarize_errors
+        from hipforge.execution.numerics import summarize_errors
 
         result.seed_results = {str(r["seed"]): r["ok"] for r in self.log.reports}
         errors = {"fp32_task": fp32_task(self.meta)}

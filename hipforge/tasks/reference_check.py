@@ -12,7 +12,7 @@ import traceback
 import types
 from typing import Any
 
-from hipforge.tasks.conditioning import fp64_gap, widened
+from hipforge.execution.numerics import fp64_gap, widened
 
 MESSAGE_LIMIT = 1500  # characters of an error message or output tail worth keeping
 OUT_OF_MEMORY = ("can't allocate memory", "not enough memory")  # torch's allocator raises RuntimeError

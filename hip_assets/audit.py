@@ -9,7 +9,7 @@ from pydantic import Field
 
 from hip_assets.run_links import run_metadata
 from hipforge.agents.audit import AuditReport, ClassTally, audit_cases, run_audit
-from hipforge.agents.llm import make_judge
+from hipforge.agents.factory import make_judge
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
 from hipforge.plots import markdown_image, new_figure, to_png
 from hipforge.store import Warehouse

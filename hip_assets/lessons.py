@@ -11,7 +11,7 @@ from pydantic import Field
 from hip_assets.kernels import evolved_kernels, llm_metadata, translated_kernels
 from hip_assets.run_links import run_metadata
 from hipforge.agents.lessons import pipeline_failures
-from hipforge.agents.summarizer import Lesson, summarize
+from hipforge.agents.summarizer.offline import Lesson, summarize
 from hipforge.plots import markdown_image, new_figure, to_png
 from hipforge.store.lessons import store_lessons
 from resources.llm import LLMResource

@@ -72,9 +72,9 @@ def register(app: typer.Typer, console: Console) -> None:
 
         On the cpu backend the kernel is checked on the task's smoke scale; it is written for the full size.
         """
-        from hipforge.agents.evolve import OfflineEvolver
-        from hipforge.agents.offline_translator import OfflineTranslator
+        from hipforge.agents.evolver.offline import OfflineEvolver
         from hipforge.agents.runner import Sink, StageRunner, StageTask
+        from hipforge.agents.translator.offline import OfflineTranslator
         from hipforge.execution.executor import LocalExecutor
         from hipforge.tasks import task_id
 

@@ -12,8 +12,9 @@ import dagster as dg
 from pydantic import Field
 
 from hipforge.agents.archive import KernelArchive
-from hipforge.agents.llm import AgentChoice, Agents, Endpoint, LLMSummarizer, OfflineSummarizer, build_agents
-from hipforge.agents.llm.factory import gemini_client
+from hipforge.agents.factory import AgentChoice, Agents, Endpoint, build_agents, gemini_client
+from hipforge.agents.summarizer.llm import LLMSummarizer
+from hipforge.agents.summarizer.offline import OfflineSummarizer
 from hipforge.llm import CacheMode, CallLog, LLMClient, ResponseCache, RetryPolicy, default_cache_dir
 from hipforge.store import Warehouse
 

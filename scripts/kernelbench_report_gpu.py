@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
+from hipforge.agents.translator.offline import OfflineTranslator  # noqa: E402
 from hipforge.bench.report import (  # noqa: E402
     level_rows,
     load_report_tasks,

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hipforge.agents.evolve import OfflineEvolver  # noqa: E402
-from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
+from hipforge.agents.evolver.offline import OfflineEvolver  # noqa: E402
 from hipforge.agents.runner import Sink, StageRunner, StageTask  # noqa: E402
+from hipforge.agents.translator.offline import OfflineTranslator  # noqa: E402
 from hipforge.bench.bandwidth import bandwidth_shares  # noqa: E402
 from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
 from hipforge.bench.scoring import TaskScore, summary  # noqa: E402

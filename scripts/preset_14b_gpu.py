@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 from hipforge.agents.base import AgentTask, Candidate  # noqa: E402
-from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
+from hipforge.agents.translator.offline import OfflineTranslator  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.tasks.library import load_library  # noqa: E402
 from hipforge.train import grpo, hf, sft  # noqa: E402

@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hipforge.agents.base import AgentTask, Declined  # noqa: E402
-from hipforge.agents.offline_translator import OfflineTranslator  # noqa: E402
+from hipforge.agents.translator.offline import OfflineTranslator  # noqa: E402
 from hipforge.bench.plots_roofline import RooflinePoint, roofline_by_level  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.evaluate import evaluate_many  # noqa: E402

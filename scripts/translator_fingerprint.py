@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hipforge.agents.base import AgentTask, Candidate
-from hipforge.agents.offline_translator import OfflineTranslator
+from hipforge.agents.translator.offline import OfflineTranslator
 from hipforge.bench.kernelbench import KernelBenchProblem, load_kernelbench
 
 

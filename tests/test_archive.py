@@ -6,7 +6,7 @@ import pytest
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Candidate
-from hipforge.agents.plausibility import OfflinePlausibilityFilter
+from hipforge.agents.judge.offline import OfflinePlausibilityFilter
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from tests.corpus import entries

@@ -22,7 +22,7 @@ from hipforge.agents.audit import (
     injected_cases,
     run_audit,
 )
-from hipforge.agents.plausibility import OfflinePlausibilityFilter
+from hipforge.agents.judge.offline import OfflinePlausibilityFilter
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate_many
 from hipforge.execution.verdict import EvalResult, Verdict

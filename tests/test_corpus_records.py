@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hipforge.agents.llm.prompts import feedback_from, feedback_prompt
+from hipforge.agents.prompts import feedback_from, feedback_prompt
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.tasks.library import library_task, load_library
 from hipforge.train.checkpoints import with_snapshot, write_metadata

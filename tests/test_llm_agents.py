@@ -12,23 +12,16 @@ import pytest
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate, Declined
-from hipforge.agents.evolve import OfflineEvolver
-from hipforge.agents.llm import (
-    LLMEvolver,
-    LLMPlausibilityJudge,
-    LLMSummarizer,
-    LLMTranslator,
-    OfflineSummarizer,
-    build_agents,
-    near_duplicate,
-    parse_verdict,
-    pick_parent,
-    selection_weights,
-)
-from hipforge.agents.llm.prompts import EXAMPLE_KERNEL, EXAMPLE_TASK, feedback_from
-from hipforge.agents.llm.selection import normalize
-from hipforge.agents.plausibility import OfflinePlausibilityFilter
-from hipforge.agents.summarizer import Failure
+from hipforge.agents.evolver.llm import LLMEvolver
+from hipforge.agents.evolver.offline import OfflineEvolver
+from hipforge.agents.evolver.selection import near_duplicate, normalize, pick_parent, selection_weights
+from hipforge.agents.factory import build_agents
+from hipforge.agents.judge.llm import LLMPlausibilityJudge, parse_verdict
+from hipforge.agents.judge.offline import OfflinePlausibilityFilter
+from hipforge.agents.prompts import EXAMPLE_KERNEL, EXAMPLE_TASK, feedback_from
+from hipforge.agents.summarizer.llm import LLMSummarizer
+from hipforge.agents.summarizer.offline import Failure, OfflineSummarizer
+from hipforge.agents.translator.llm import LLMTranslator
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.record import kernel_id

@@ -15,7 +15,7 @@ import pytest
 
 from hip_assets.kernels import evolved_kernels, translated_kernels
 from hip_assets.lessons import lessons
-from hipforge.agents.llm.prompts import EXAMPLE_KERNEL
+from hipforge.agents.prompts import EXAMPLE_KERNEL
 from hipforge.store import Warehouse
 from hipforge.store.lessons import latest_lessons
 from hipforge.tasks.ingest import TaskCandidate, task_row

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hipforge.agents.plausibility import OfflinePlausibilityFilter
+from hipforge.agents.judge.offline import OfflinePlausibilityFilter
 from tests.corpus import entries
 
 GOOD = '''import os

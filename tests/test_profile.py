@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from hipforge.agents.base import AgentTask, Candidate
-from hipforge.agents.evolve import CHOICES, FAVOURED, evolve, mutate
-from hipforge.agents.llm import LLMEvolver
-from hipforge.agents.llm.prompts import EXAMPLE_KERNEL, EXAMPLE_TASK
+from hipforge.agents.evolver.llm import LLMEvolver
+from hipforge.agents.evolver.offline import CHOICES, FAVOURED, evolve, mutate
+from hipforge.agents.prompts import EXAMPLE_KERNEL, EXAMPLE_TASK
 from hipforge.bench.plots_roofline import RooflinePoint, roofline_by_level, roofline_plot
 from hipforge.execution.profile import ncu, rocprof
 from hipforge.execution.profile.estimate import estimate

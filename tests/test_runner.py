@@ -6,8 +6,8 @@ import threading
 from collections.abc import Iterable, Iterator
 
 from hipforge.agents.base import AgentTask, Candidate, Declined, Verifier
-from hipforge.agents.evolve import OfflineEvolver
-from hipforge.agents.plausibility import PlausibilityReport
+from hipforge.agents.evolver.offline import OfflineEvolver
+from hipforge.agents.judge.offline import PlausibilityReport
 from hipforge.agents.runner import Sink, StageRunner, StageTask
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 
@@ -137,8 +137,8 @@ def test_evolution_keeps_the_best_correct_kernel_the_start_included() -> None:
 
 
 def test_the_offline_evolver_restarts_from_its_translation_which_the_memo_answers() -> None:
-    from hipforge.agents.llm.prompts import EXAMPLE_TASK
-    from hipforge.agents.offline_translator import OfflineTranslator
+    from hipforge.agents.prompts import EXAMPLE_TASK
+    from hipforge.agents.translator.offline import OfflineTranslator
 
     executor, heard = CountingExecutor(), Heard()
     runner = StageRunner(executor, heard)

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Candidate
-from hipforge.agents.plausibility import OfflinePlausibilityFilter
-from hipforge.agents.summarizer import Failure, failures_from_warehouse, key_line, normalize, render_lessons, summarize
+from hipforge.agents.judge.offline import OfflinePlausibilityFilter
+from hipforge.agents.summarizer.offline import (
+    Failure,
+    failures_from_warehouse,
+    key_line,
+    normalize,
+    render_lessons,
+    summarize,
+)
 from hipforge.execution.verdict import EvalResult, Verdict
 from tests.corpus import entries
 

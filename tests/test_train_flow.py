@@ -186,7 +186,7 @@ def test_the_gpu_scripts_import_nothing_the_gpu_machine_lacks() -> None:
             "for name in ('dagster', 'duckdb', 'pydantic'):\n    sys.modules[name] = None\n"
             "for module in ('hipforge.train.flow_eval', 'hipforge.train.sweep', 'hipforge.train.flow_plots', "
             "'hipforge.train.grpo', 'hipforge.train.sft', 'hipforge.bench.kernelbench', 'hipforge.tasks', "
-            "'hipforge.execution.pool.local', 'hipforge.agents.offline_translator', 'trl', 'datasets'):\n"
+            "'hipforge.execution.pool.local', 'hipforge.agents.translator.offline', 'trl', 'datasets'):\n"
             "    __import__(module)\n"
             f"for script in ('train_flow_gpu', 'preset_14b_gpu'):\n    folder = {str(REPO_ROOT / 'scripts')!r}\n"
             "    spec = importlib.util.spec_from_file_location(script, f'{folder}/{script}.py')\n"

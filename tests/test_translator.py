@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from hipforge.agents.base import AgentTask, Candidate, Declined
-from hipforge.agents.offline_translator import OfflineTranslator
+from hipforge.agents.translator.offline import OfflineTranslator
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate_many
 from hipforge.tasks import LADDER, SmokeRung, smoke_scale

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hipforge.agents.base import Candidate
-from hipforge.agents.plausibility import PlausibilityReport
+from hipforge.agents.judge.offline import PlausibilityReport
 from hipforge.execution.verdict import EvalResult, Verdict
 
 LOG = "module.cpp:12:5: error: use of undeclared identifier 'relu_kernl'"

@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict
 
 from hipforge.agents.base import Candidate, Feedback
-from hipforge.agents.plausibility import PlausibilityReport
+from hipforge.agents.judge.offline import PlausibilityReport
 from hipforge.execution.gate import hip_sources
 from hipforge.execution.record import evaluation_row, kernel_id
 from hipforge.execution.verdict import EvalResult

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hipforge import pyast
-from hipforge.agents.plausibility import OfflinePlausibilityFilter, PlausibilityJudge
+from hipforge.agents.judge.offline import OfflinePlausibilityFilter, PlausibilityJudge
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.paths import REPO_ROOT
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hipforge.agents.plausibility import PlausibilityReport
+    from hipforge.agents.judge.offline import PlausibilityReport
     from hipforge.execution.verdict import EvalResult
 
 

@@ -5,8 +5,8 @@ is hipforge.store.lessons: `latest_lessons` there is what every prompt that want
 from __future__ import annotations
 
 from hipforge.agents.base import Candidate
-from hipforge.agents.plausibility import PlausibilityReport
-from hipforge.agents.summarizer import Failure, failures_from_warehouse
+from hipforge.agents.judge.offline import PlausibilityReport
+from hipforge.agents.summarizer.offline import Failure, failures_from_warehouse
 from hipforge.execution.record import kernel_id
 from hipforge.store import Warehouse
 from hipforge.store.lessons import insert_rejection, recent_rejections

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Candidate
+from hipforge.agents.judge.offline import PlausibilityReport
 from hipforge.agents.lessons import record_rejection
-from hipforge.agents.plausibility import PlausibilityReport
 from hipforge.agents.runner import Sink, StageTask, TaskOutcome
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse

@@ -19,7 +19,7 @@ from hipforge.execution.executor import Executor
 from hipforge.execution.verdict import EvalResult, Verdict
 
 if TYPE_CHECKING:
-    from hipforge.agents.plausibility import PlausibilityReport
+    from hipforge.agents.judge.offline import PlausibilityReport
 
 Progress = Callable[[int, int, str], None]
 T = TypeVar("T")

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hipforge.agents.base import Translator
-from hipforge.agents.llm.factory import DEFAULT_MODEL
-from hipforge.agents.llm.translator import LLMTranslator
-from hipforge.agents.offline_translator import OfflineTranslator
+from hipforge.agents.factory import DEFAULT_MODEL
+from hipforge.agents.translator.llm import LLMTranslator
+from hipforge.agents.translator.offline import OfflineTranslator
 from hipforge.llm import (
     CallLog,
     LLMClient,

@@ -7,7 +7,7 @@ Output directory (what training reads):
   ``hipforge.train.records.Record`` as a dict per line, all of kind ``sft``. ``prompt`` is the chat up to the
   trained turn, ``completion`` the verified kernel (the only turn the loss covers). A multi-turn record
   (``feedback_turns`` 1) has a failed attempt (assistant) and the verifier's feedback (user, as
-  ``hipforge.agents.llm.prompts.feedback_prompt`` words it in RL rollouts) at the end of its prompt.
+  ``hipforge.agents.prompts.feedback_prompt`` words it in RL rollouts) at the end of its prompt.
   ``task_source`` is the full-size task, ``eval_source`` what the backend that verified it runs, ``group``
   the held-out combination, ``speedup`` the verified kernel's speedup over eager on that backend.
 - ``manifest.json``: counts per stage and mode, split sizes, each split's data snapshot id

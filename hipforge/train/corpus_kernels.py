@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hipforge.agents.base import AgentTask, Declined, Feedback
-from hipforge.agents.evolve import mutate, offline_generate
-from hipforge.agents.llm.prompts import feedback_from
+from hipforge.agents.evolver.offline import mutate, offline_generate
+from hipforge.agents.prompts import feedback_from
 from hipforge.execution.pool.base import EvalPool
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.train.corrupt import corruptions

@@ -170,7 +170,7 @@ def spread(items: Sequence[Any], n: int) -> list[Any]:
 def kernelbench_tasks(path: Path, levels: Sequence[int], system: str, n: int) -> list[EvalTask]:
     """n KernelBench problems of each level (0: all) from a JSON-lines file, spread over the level, asked with
     the training records' system prompt; they run at their real sizes (eval_source is the source)."""
-    from hipforge.agents.llm.prompts import task_prompt
+    from hipforge.agents.prompts import task_prompt
     from hipforge.bench.kernelbench import load_kernelbench
 
     problems = load_kernelbench(str(path), list(levels))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hipforge.agents.base import Feedback
-from hipforge.agents.llm.prompts import TRANSLATOR_SYSTEM, feedback_prompt, task_prompt
+from hipforge.agents.prompts import TRANSLATOR_SYSTEM, feedback_prompt, task_prompt
 
 Messages = list[dict[str, str]]
 # The full system prompt carries a worked example (~1000 tokens for a small tokenizer): the embedded preset's

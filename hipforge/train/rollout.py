@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hipforge.agents.base import Feedback
-from hipforge.agents.llm.prompts import feedback_from, feedback_prompt
+from hipforge.agents.prompts import feedback_from, feedback_prompt
 from hipforge.execution.verdict import Verdict
 from hipforge.train.config import GRPOHyper
 from hipforge.train.generate import sample

@@ -11,7 +11,7 @@ from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Candidate
 from hipforge.agents.recorder import accepted_tasks
 from hipforge.agents.runner import StageTask
-from hipforge.agents.summarizer import failures_from_warehouse, render_lessons, summarize
+from hipforge.agents.summarizer.offline import failures_from_warehouse, render_lessons, summarize
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult
 from hipforge.store import Warehouse

@@ -13,7 +13,7 @@ Read it in the order a task goes through it (generate.py):
              conv_gemm, pool, scan) over the HIP pieces they share (common.py, value_classes.py)
   emit/      the candidate module in KernelBench's HIP format (candidate.py), with ModelNew built by the
              reference's own construction (reference_init.py)
-The translator agent (hipforge.agents.offline_translator) is this package's one caller in agents/.
+The translator agent (hipforge.agents.translator.offline) is this package's one caller in agents/.
 """
 
 from hipforge.translate.errors import Untranslatable

@@ -1,6 +1,6 @@
 """The evolvers' view of profiling: each correct candidate of a task profiled once, its bottleneck named.
 
-``Diagnoser.for_trial`` fits ``agents.evolve.evolve(diagnose=...)`` (a label steers the mutations),
+``Diagnoser.for_trial`` fits ``agents.evolver.offline.evolve(diagnose=...)`` (a label steers the mutations),
 ``Diagnoser.for_node`` fits ``LLMEvolver(diagnose=...)`` (the profile goes into the prompt).
 """
 

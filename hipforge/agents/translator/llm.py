@@ -4,8 +4,8 @@ verifier's errors and its earlier attempts until one is correct (the seed needed
 from __future__ import annotations
 
 from hipforge.agents.base import AgentTask, Candidate, Declined, Feedback, Verifier
-from hipforge.agents.llm.prompts import TRANSLATOR_SYSTEM, feedback_from, feedback_prompt, task_prompt
-from hipforge.agents.plausibility import PlausibilityJudge
+from hipforge.agents.judge.offline import PlausibilityJudge
+from hipforge.agents.prompts import TRANSLATOR_SYSTEM, feedback_from, feedback_prompt, task_prompt
 from hipforge.execution.verdict import Verdict
 from hipforge.llm import LLMClient, LLMRequest, LLMRetriesExhausted, Message, extract_code
 

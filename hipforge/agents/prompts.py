@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hipforge.agents.base import Feedback
-from hipforge.agents.summarizer import Failure, key_line
+from hipforge.agents.summarizer.offline import Failure, key_line
 from hipforge.execution.profile.signals import Profile
 from hipforge.execution.verdict import EvalResult
 

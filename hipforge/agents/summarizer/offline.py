@@ -4,7 +4,8 @@ Each failure is reduced to its key line (a compile log's first error, a tracebac
 then normalized (paths, locations, numbers, quoted and snake_case identifiers blanked). Failures a
 known pattern explains share one lesson with that pattern's advice; the rest are clustered by
 normalized signature and token Jaccard, and their lesson quotes the cluster's typical message.
-Plausibility-filter reasons can be fed in as failures too (verdict "rejected").
+Plausibility-filter reasons can be fed in as failures too (verdict "rejected"). OfflineSummarizer is the
+summarizer agent over this clustering alone.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ class Lesson:
     verdict: str = ""
 
 
+Failures = Iterable[Failure | Mapping[str, Any]]
+
+
 def failures_from_warehouse(
     warehouse: Warehouse, task_id: str | None = None, limit: int | None = None
 ) -> list[Failure]:
@@ -160,6 +164,16 @@ def render_lessons(lessons: list[Lesson], max_chars: int = 2000) -> str:
             break
         text, shown = text + entry, shown + 1
     return text if shown else ""
+
+
+class OfflineSummarizer:
+    name = "offline-summarizer"
+
+    def __init__(self, max_chars: int = 2000) -> None:
+        self.max_chars = max_chars
+
+    def lessons(self, failures: Failures) -> str:
+        return render_lessons(summarize(failures), self.max_chars)
 
 
 def _pattern(failure: Failure, line: str) -> str | None:

@@ -11,9 +11,9 @@ from typing import Any
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import AgentTask, Candidate, Verifier
-from hipforge.agents.llm.prompts import RULES, bottleneck_hint, feedback_from, tail
-from hipforge.agents.llm.selection import DEDUP_THRESHOLD, near_duplicate, pick_parent
-from hipforge.agents.plausibility import PlausibilityJudge
+from hipforge.agents.evolver.selection import DEDUP_THRESHOLD, near_duplicate, pick_parent
+from hipforge.agents.judge.offline import PlausibilityJudge
+from hipforge.agents.prompts import RULES, bottleneck_hint, feedback_from, tail
 from hipforge.execution.profile.signals import Profile
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict

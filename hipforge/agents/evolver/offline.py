@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hipforge.agents.base import AgentTask, Candidate, Declined, Verifier
-from hipforge.agents.offline_translator import OfflineTranslator
+from hipforge.agents.translator.offline import OfflineTranslator
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.translate import GenParams

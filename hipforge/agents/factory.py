@@ -7,13 +7,14 @@ from dataclasses import dataclass
 
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.base import Evolver, Translator
-from hipforge.agents.evolve import OfflineEvolver
-from hipforge.agents.llm.evolver import LLMEvolver
-from hipforge.agents.llm.judge import LLMPlausibilityJudge
-from hipforge.agents.llm.summarizer import LLMSummarizer, OfflineSummarizer
-from hipforge.agents.llm.translator import LLMTranslator
-from hipforge.agents.offline_translator import OfflineTranslator
-from hipforge.agents.plausibility import OfflinePlausibilityFilter, PlausibilityJudge
+from hipforge.agents.evolver.llm import LLMEvolver
+from hipforge.agents.evolver.offline import OfflineEvolver
+from hipforge.agents.judge.llm import LLMPlausibilityJudge
+from hipforge.agents.judge.offline import OfflinePlausibilityFilter, PlausibilityJudge
+from hipforge.agents.summarizer.llm import LLMSummarizer
+from hipforge.agents.summarizer.offline import OfflineSummarizer
+from hipforge.agents.translator.llm import LLMTranslator
+from hipforge.agents.translator.offline import OfflineTranslator
 from hipforge.llm import CallLog, LLMClient, LLMConfigError, ResponseCache, RetryPolicy, make_provider
 
 AGENTS = ("translator", "evolver", "judge", "summarizer")

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from hipforge.agents.plausibility import PlausibilityReport
+from hipforge.agents.judge.offline import PlausibilityReport
 from hipforge.llm import LLMClient, LLMError, LLMRequest
 
 JUDGE_SYSTEM = """You review HIP kernels for AMD MI350X written in KernelBench's HIP format (a Python file whose

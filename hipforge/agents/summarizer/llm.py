@@ -1,31 +1,15 @@
-"""Summarizers of pipeline failures into lessons text for prompts: the offline clustering one and an LLM
-one that rewrites the same clusters (summarizer.summarize) into advice, so the model sees counts and real
-messages instead of raw logs."""
+"""The LLM summarizer of pipeline failures into lessons text for prompts: it rewrites the offline clusters
+(summarizer.offline.summarize) into advice, so the model sees counts and real messages instead of raw logs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
-
-from hipforge.agents.summarizer import Failure, Lesson, render_lessons, summarize
+from hipforge.agents.summarizer.offline import Failures, Lesson, render_lessons, summarize
 from hipforge.llm import LLMClient, LLMRequest
 
 SUMMARIZER_SYSTEM = """You turn clusters of failed HIP kernel attempts (AMD MI350X, KernelBench HIP format) into
 lessons for the model that writes the next kernels. Write a numbered list, most frequent problem first, one
 or two sentences each: what went wrong and exactly what to do instead. Plain text only, no preamble."""
 HEADER = "Lessons from earlier failed kernels (most frequent first):"
-
-Failures = Iterable[Failure | Mapping[str, Any]]
-
-
-class OfflineSummarizer:
-    name = "offline-summarizer"
-
-    def __init__(self, max_chars: int = 2000) -> None:
-        self.max_chars = max_chars
-
-    def lessons(self, failures: Failures) -> str:
-        return render_lessons(summarize(failures), self.max_chars)
 
 
 class LLMSummarizer:

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from hipforge.agents.summarizer.offline import Failures, Lesson, render_lessons, summarize
+from hipforge.agents.summarizer.offline import LESSONS_HEADER, Failures, Lesson, render_lessons, summarize
 from hipforge.llm import LLMClient, LLMRequest
 
 SUMMARIZER_SYSTEM = """You turn clusters of failed HIP kernel attempts (AMD MI350X, KernelBench HIP format) into
 lessons for the model that writes the next kernels. Write a numbered list, most frequent problem first, one
 or two sentences each: what went wrong and exactly what to do instead. Plain text only, no preamble."""
-HEADER = "Lessons from earlier failed kernels (most frequent first):"
 
 
 class LLMSummarizer:
@@ -29,7 +28,7 @@ class LLMSummarizer:
         text = _unfence(answer.text)
         if not text:  # an empty answer is no reason to lose the lessons the clustering found
             return render_lessons(clusters, self.max_chars)
-        return _clip(f"{HEADER}\n{text}", self.max_chars)
+        return _clip(f"{LESSONS_HEADER}\n{text}", self.max_chars)
 
 
 def cluster_prompt(clusters: list[Lesson]) -> str:

@@ -151,9 +151,12 @@ def summarize(failures: Iterable[Failure | Mapping[str, Any]], similarity: float
     return sorted(lessons, key=lambda lesson: (-lesson.count, lesson.title))
 
 
+LESSONS_HEADER = "Lessons from earlier failed kernels (most frequent first):"
+
+
 def render_lessons(lessons: list[Lesson], max_chars: int = 2000) -> str:
     """Numbered lessons for a prompt, as many whole ones as fit in max_chars ("" when none do)."""
-    text = "Lessons from earlier failed kernels (most frequent first):"
+    text = LESSONS_HEADER
     shown = 0
     for lesson in lessons:
         seen = _LOCATION.sub("", lesson.examples[0]) if lesson.examples else ""

@@ -22,7 +22,7 @@ test: setup
 
 ui: setup
 	mkdir -p warehouse/inbox  # the new_task_files sensor's folder
-	$(BIN)/dagster dev -h 127.0.0.1 -p 3000
+	$(BIN)/python scripts/dagster_dev.py -h 127.0.0.1 -p 3000  # dagster dev that stops on Ctrl-C and SIGTERM
 
 lint: setup
 	$(BIN)/ruff check hipforge hip_assets resources sensors tests

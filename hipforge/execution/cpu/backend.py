@@ -18,6 +18,7 @@ from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
 from hipforge.execution.cpu import lite, loader, rewrite
 from hipforge.execution.cpu.toolchain import HERE, PRELUDE, Toolchain
+from hipforge.execution.extension import import_extension
 
 _LIGHT_DROPS = ("torch/extension.h", "torch/torch.h", "torch/all.h", "torch/types.h", "ATen/ATen.h")
 
@@ -104,7 +105,7 @@ class CpuBackend:
                 return self._load(info, loader.load_bridge_module, name, so, fns)
             # a bound function takes or returns a type the bridge does not convert: pybind11
         so, info = self._build(name, cpp, cuda, fns, flags, includes, full=True, verbose=verbose)
-        return self._load(info, loader.load_extension_module, name, so)
+        return self._load(info, import_extension, name, so)
 
     def translation_unit(
         self,

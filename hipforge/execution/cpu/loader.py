@@ -8,8 +8,6 @@ are ordinary pybind11 extensions and load through importlib.
 from __future__ import annotations
 
 import ctypes
-import importlib.machinery
-import importlib.util
 import numbers
 import os
 import types
@@ -134,10 +132,3 @@ def load_bridge_module(name: str, so_path: Path, functions: dict[str, str]) -> t
     return mod
 
 
-def load_extension_module(name: str, so_path: Path) -> types.ModuleType:
-    loader = importlib.machinery.ExtensionFileLoader(name, str(so_path))
-    spec = importlib.util.spec_from_file_location(name, str(so_path), loader=loader)
-    assert spec is not None
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod

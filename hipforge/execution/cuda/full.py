@@ -5,8 +5,6 @@ the functions are declared in `cpp_sources` (read from the source), CXX is the h
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import os
 import re
 import threading
@@ -17,6 +15,7 @@ from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
 from hipforge.execution.cuda import prelude, runtime, source
 from hipforge.execution.cuda.toolchain import Toolchain, tool_version
+from hipforge.execution.extension import import_extension
 
 _env_lock = threading.Lock()
 
@@ -83,7 +82,7 @@ def build(
                     os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
 
     path, hit = cache.get_or_build(key, build)
-    module = loaded.get("m") or _import_extension(modname, path / f"{modname}.so")
+    module = loaded.get("m") or import_extension(modname, path / f"{modname}.so")
     module.__hipforge_build__ = {
         "backend": "cuda",
         "mode": "full",
@@ -100,9 +99,3 @@ def _arch_list(arch: str) -> str:
     return f"{digits[:-1]}.{digits[-1]}"
 
 
-def _import_extension(modname: str, path: Path) -> types.ModuleType:
-    loader = importlib.machinery.ExtensionFileLoader(modname, str(path))
-    spec = importlib.util.spec_from_file_location(modname, str(path), loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module

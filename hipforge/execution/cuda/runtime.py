@@ -7,8 +7,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
-import importlib.machinery
-import importlib.util
 import os
 import threading
 import types
@@ -18,6 +16,7 @@ from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
 from hipforge.execution.cuda.prelude import LITE_DIR
 from hipforge.execution.cuda.toolchain import Toolchain, TorchPaths, python_tag, run, tool_version
+from hipforge.execution.extension import import_extension
 
 MODULE = "hipforge_cuda_rt"
 FILE = f"{MODULE}.so"
@@ -69,11 +68,7 @@ def load(directory: Path) -> types.ModuleType:
     """Import the runtime extension (once per process); candidates' libraries link against it."""
     with _lock:
         if directory not in _loaded:
-            loader = importlib.machinery.ExtensionFileLoader(MODULE, str(directory / FILE))
-            spec = importlib.util.spec_from_file_location(MODULE, str(directory / FILE), loader=loader)
-            module = importlib.util.module_from_spec(spec)
-            loader.exec_module(module)
-            _loaded[directory] = module
+            _loaded[directory] = import_extension(MODULE, directory / FILE)
         return _loaded[directory]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hipforge.execution.backend import CompileError
 from hipforge.execution.compile_cache import CompileCache, cache_key
+from hipforge.execution.extension import import_extension
 
 KNOWN_ARCHS = {"gfx950": "MI350X / MI355X", "gfx942": "MI300X / MI325X", "gfx90a": "MI210 / MI250X"}
 _env_lock = threading.Lock()
@@ -136,17 +137,8 @@ class RocmBackend:
                         os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
 
         path, hit = self.cache.get_or_build(key, build)
-        module = loaded.get("m") or _import(modname, path / f"{modname}.so")
+        module = loaded.get("m") or import_extension(modname, path / f"{modname}.so")
         module.__hipforge_build__ = {"backend": "rocm", "arch": s.arch, "cached": hit, "key": key}
         return module
 
 
-def _import(modname: str, path: Path) -> types.ModuleType:
-    import importlib.machinery
-    import importlib.util
-
-    loader = importlib.machinery.ExtensionFileLoader(modname, str(path))
-    spec = importlib.util.spec_from_file_location(modname, str(path), loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module

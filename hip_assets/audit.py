@@ -11,7 +11,7 @@ from hip_assets.run_links import run_metadata
 from hipforge.agents.audit import AuditReport, ClassTally, audit_cases, run_audit
 from hipforge.agents.factory import make_judge
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
-from hipforge.plots import markdown_image, new_figure, to_png
+from hipforge.plots import device_name, markdown_image, measured_on, new_figure, to_png
 from hipforge.store import Warehouse
 from hipforge.store.audit import latest_deceptive, store_cases
 from resources.executor import ExecutorResource
@@ -37,6 +37,15 @@ def store_report(warehouse: Warehouse, report: AuditReport, run_id: str, backend
     return len(rows)
 
 
+def rates_meaning(judge: str) -> str:
+    """What the two verifiers' rates measure: a high judge false positive rate is the pre-filter's design."""
+    return (f"A false positive rate is the share of incorrect and deceptive cases a verifier passed; a false negative "
+            f"rate, the share of correct ones it rejected. The gate is the executor: it compiles, runs and compares "
+            f"every candidate, and its verdict is the one the archive keeps. The judge ({judge}) reads the source "
+            f"only, before the executor, to keep broken answers and obvious cheats off the device: wrong numerics are "
+            f"not its to find, so it passes most incorrect kernels on to the gate by design.")
+
+
 def class_metadata(classes: list[ClassTally]) -> dict[str, dg.MetadataValue]:
     """caught_<class>: the share of its attacks caught; kept_<class>: the share of its honest kernels kept."""
     meta = {f"caught_{c.name}": dg.MetadataValue.float(c.caught / c.attacks) for c in classes if c.attacks}
@@ -44,8 +53,9 @@ def class_metadata(classes: list[ClassTally]) -> dict[str, dg.MetadataValue]:
     return meta
 
 
-def rates_plot(report: AuditReport) -> bytes:
-    """Grouped bars: each verifier's error rate per category (false negatives for correct cases)."""
+def rates_plot(report: AuditReport, measured: str) -> bytes:
+    """Grouped bars: each verifier's error rate per category (false negatives for correct cases); `measured`
+    names the backend the gate judged on and the judge."""
     rates = report.rates()
     categories = list(dict.fromkeys(r.category for r in rates))
     fig, ax = new_figure(7, 3.2)
@@ -56,7 +66,7 @@ def rates_plot(report: AuditReport) -> bytes:
                   [f"{c}\n({'false neg.' if c == 'correct' else 'false pos.'})" for c in categories])
     ax.set_ylim(0, 1)
     ax.set_ylabel("error rate")
-    ax.set_title("verifier audit")
+    ax.set_title(f"verifier audit\n{measured}", fontsize=9)
     ax.legend()
     return to_png(fig)
 
@@ -79,9 +89,12 @@ def verifier_audit(context: dg.AssetExecutionContext, config: AuditConfig, wareh
     return dg.MaterializeResult(metadata={
         "cases": dg.MetadataValue.int(stored),
         "rates": dg.MetadataValue.md(report.markdown()),
+        "rates_meaning": dg.MetadataValue.md(rates_meaning(judge.name)),
         "classes": dg.MetadataValue.md(report.class_markdown()),
         **class_metadata(report.classes()),
-        "rates_plot": dg.MetadataValue.md(markdown_image(rates_plot(report), "verifier audit")),
+        "rates_plot": dg.MetadataValue.md(markdown_image(rates_plot(report, measured_on(
+            executor.backend, device_name(executor.backend, executor.arch), f"judge: {judge.name}")),
+            "verifier audit")),
         "gate_false_positive_rate": dg.MetadataValue.float(report.rate("gate", "all")),
         "judge_false_positive_rate": dg.MetadataValue.float(report.rate("judge", "all")),
         "gate_false_negative_rate": dg.MetadataValue.float(report.rate("gate", "correct")),

@@ -12,7 +12,9 @@ from hip_assets.kernels import evolved_kernels, llm_metadata, translated_kernels
 from hip_assets.run_links import run_metadata
 from hipforge.agents.lessons import pipeline_failures
 from hipforge.agents.summarizer.offline import Lesson, summarize
-from hipforge.plots import markdown_image, new_figure, to_png
+from hipforge.plots import device_name, markdown_image, new_figure, to_png
+from hipforge.store import Warehouse
+from hipforge.store.evaluations import failed_backends
 from hipforge.store.lessons import store_lessons
 from resources.llm import LLMResource
 from resources.warehouse import WarehouseResource
@@ -24,13 +26,21 @@ class LessonsConfig(dg.Config):
     max_chars: int = Field(default=2000, description="the longest lessons text handed to prompts")
 
 
-def clusters_plot(clusters: list[Lesson]) -> bytes:
-    """How many failures each lesson explains, most frequent on top."""
+def failures_measured(warehouse: Warehouse, limit: int) -> str:
+    """Where the failures were judged: compile errors and verdicts differ between backends."""
+    where = [f"{n} on {backend} ({device_name(backend, arch)})"
+             for backend, arch, n in failed_backends(warehouse, limit)]
+    return "failed evaluations: " + (", ".join(where) if where else "none") + "; judge rejections ran nowhere"
+
+
+def clusters_plot(clusters: list[Lesson], measured: str) -> bytes:
+    """How many failures each lesson explains, most frequent on top; `measured` (failures_measured) names the
+    backends the failures were judged on."""
     shown = clusters[:15]
     fig, ax = new_figure(8, max(2.5, 0.3 * len(shown) + 1.2))
     ax.barh([f"{c.title[:60]} ({c.verdict})" for c in shown], [c.count for c in shown], color="#e76f51")
     ax.set_xlabel("failures")
-    ax.set_title("failure clusters behind the lessons")
+    ax.set_title(f"failure clusters behind the lessons\n{measured}", fontsize=9)
     ax.invert_yaxis()
     return to_png(fig)
 
@@ -61,5 +71,6 @@ def lessons(context: dg.AssetExecutionContext, config: LessonsConfig, warehouse:
         **run_metadata(context),
     }
     if clusters:
-        metadata["clusters_plot"] = dg.MetadataValue.md(markdown_image(clusters_plot(clusters), "failure clusters"))
+        png = clusters_plot(clusters, failures_measured(store, config.max_failures))
+        metadata["clusters_plot"] = dg.MetadataValue.md(markdown_image(png, "failure clusters"))
     return dg.MaterializeResult(metadata=metadata)

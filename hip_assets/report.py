@@ -5,14 +5,12 @@ import os
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.run_links import run_metadata, table
+from hip_assets.run_links import partition_link, run_metadata, table
 from hip_assets.training import rl_checkpoint, sft_checkpoint
-from hipforge.agents.base import Translator
-from hipforge.agents.llm.translator import EvaluateFn
 from hipforge.bench.models import make_translator, resolve_model
 from hipforge.bench.report import LOOSE, STRICT, load_report_tasks, run_report
-from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves, roofline_images
-from hipforge.bench.report_store import checkpoint_preset, kernel_lineage, record_report
+from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves, report_measured, roofline_images
+from hipforge.bench.report_store import checkpoint_preset, kernel_lineage, meaningful_report, record_report
 from hipforge.bench.report_tables import (
     checkpoint_note,
     comparison_markdown,
@@ -88,15 +86,16 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
 
     cache = ResponseCache(default_cache_dir(), "read_write")
 
-    def translator(evaluate_fn: EvaluateFn) -> Translator:
-        return make_translator(spec, evaluate_fn, attempts=config.attempts, base_url=config.llm_base_url,
-                               cache=cache, log=log, max_output_tokens=config.max_output_tokens)
+    translator = make_translator(spec, attempts=config.attempts, base_url=config.llm_base_url, cache=cache, log=log,
+                                 max_output_tokens=config.max_output_tokens)
 
     with log.batch():
         outcomes = run_report(tasks, translator, executor.model_copy(update={"fp32_tolerance": LOOSE}), progress)
-    previous = previous_levels(store, model, task_set, executor.backend, run_id)
+    previous = previous_levels(store, model, task_set, executor.backend, run_id, executor.arch)  # like with like
     rows, levels = record_report(store, run_id, spec, task_set, executor.backend, executor.arch, outcomes)
-    by_model = latest_levels(store)
+    # the plots set this report beside each model's latest on the same backend, device and task set only
+    by_model = latest_levels(store, backend=executor.backend, arch=executor.arch, task_set=task_set)
+    cfg = executor.eval_config()
     preset = checkpoint_preset(store, model)
     lineage = {n["kernel_id"]: n for n in kernel_lineage(store, [r["kernel_id"] for r in rows if r["kernel_id"]])}
     metadata = {
@@ -104,22 +103,27 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
         "backend": dg.MetadataValue.text(f"{executor.backend} {executor.arch}"),
         "tasks": dg.MetadataValue.int(len(rows)),
         "levels": table([{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in levels]),
-        "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model_label(model, preset))),
-        "vs_previous_report": dg.MetadataValue.md(comparison_markdown(previous, levels)),
-        "compile_rates": dg.MetadataValue.md(markdown_image(compile_rate_bars(by_model), "compile rate per level")),
-        "fast_p": dg.MetadataValue.md(markdown_image(fast_p_curves(by_model), "fast_p curves")),
+        "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model_label(model, preset), executor.backend)),
+        "vs_previous_report": dg.MetadataValue.md(comparison_markdown(previous, levels, executor.backend)),
+        "compile_rates": dg.MetadataValue.md(markdown_image(
+            compile_rate_bars(by_model, measured=report_measured(cfg)), "compile rate per level")),
+        "fast_p": dg.MetadataValue.md(markdown_image(
+            fast_p_curves(by_model, measured=report_measured(cfg, speedups=True)), "fast_p curves")),
         "kernels": dg.MetadataValue.md(_kernels_markdown(rows, lineage)),
         **{f"L{r['level']} correct @{r['tolerance']:g}": dg.MetadataValue.float(r["correct"]) for r in levels},
         **{f"L{r['level']} geomean_eager @{r['tolerance']:g}": dg.MetadataValue.float(r["geomean_eager"])
            for r in levels if r["geomean_eager"]},
         **run_metadata(context),
     }
-    device = "cpu" if executor.backend == "cpu" else "cuda"  # ROCm builds of torch name their GPUs cuda too
-    for level, png in roofline_images(outcomes, device).items():
+    for level, png in roofline_images(outcomes, cfg).items():
         metadata[f"roofline L{level}"] = dg.MetadataValue.md(markdown_image(png, f"roofline, level {level}"))
     notes = [n for n in (checkpoint_note(model, preset), REFERENCE_NOTE if task_set == "reference" else None) if n]
     if notes:
         metadata["note"] = dg.MetadataValue.md("\n\n".join(notes))
+    # an embedded checkpoint's zeros may be the latest materialization, the one the asset page opens on
+    instead = meaningful_report(store, context.instance.get_dynamic_partitions(models_partitions.name), model)
+    if instead:
+        metadata["meaningful_report"] = partition_link("kernelbench_report", instead)
     strict = [r for r in levels if r["tolerance"] == STRICT]
     context.log.info(f"{model}: correct at 1e-4 per level " + ", ".join(f"L{r['level']} {r['correct']:.2f}"
                                                                        for r in strict))

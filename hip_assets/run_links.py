@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import dagster as dg
 
@@ -13,6 +14,13 @@ def run_metadata(context: dg.AssetExecutionContext) -> dict[str, dg.MetadataValu
         "run_id": dg.MetadataValue.text(context.run.run_id),
         "run": dg.MetadataValue.url(f"{webserver_url()}/runs/{context.run.run_id}"),
     }
+
+
+def partition_link(asset: str, partition: str) -> dg.MetadataValue:
+    """The asset's page opened on one partition: the Overview it opens on by default shows the latest
+    materialization of any partition, and Dagster has no setting for another (report_store.opening_order)."""
+    return dg.MetadataValue.url(f"{webserver_url()}/assets/{asset}?view=partitions&partition="
+                                f"{quote(partition, safe='')}")
 
 
 def table(rows: Sequence[Mapping[str, Any]]) -> dg.MetadataValue:

@@ -12,7 +12,7 @@ from pydantic import Field
 from hip_assets.kernels import kernel_archive
 from hip_assets.run_links import run_metadata
 from hipforge.execution.verdict import Verdict
-from hipforge.plots import markdown_image
+from hipforge.plots import device_name, markdown_image, measured_on
 from hipforge.store import Warehouse
 from hipforge.store.checkpoints import latest_checkpoint
 from hipforge.store.records import latest_snapshot, snapshot_record_ids
@@ -144,7 +144,8 @@ def _base_path(context: dg.AssetExecutionContext) -> str:
 
 
 def _finish(context: dg.AssetExecutionContext, warehouse: Warehouse, stage: str, base: str, kind: str, out: Path,
-            metrics: dict[str, Any], curves: dict[str, Any], preset_name: str) -> dg.MaterializeResult:
+            metrics: dict[str, Any], curves: dict[str, Any], preset_name: str,
+            measured: str = "") -> dg.MaterializeResult:
     snapshot, _ = latest_snapshot(warehouse, kind)
     # the preset goes with them: a report of an embedded checkpoint says its scores are the embedded preset's
     hyper = {"preset": preset_name, **metrics.pop("hyperparameters")}
@@ -156,7 +157,7 @@ def _finish(context: dg.AssetExecutionContext, warehouse: Warehouse, stage: str,
         str(out)), "base_model": dg.MetadataValue.text(base), "data_snapshot": dg.MetadataValue.text(snapshot),
         "hyperparameters": dg.MetadataValue.json(hyper),
         "metrics": dg.MetadataValue.json({k: v for k, v in metrics.items() if not isinstance(v, list)})}
-    png = checkpoints.curve_plot(curves, f"{stage}: {out.name}")
+    png = checkpoints.curve_plot(curves, f"{stage}: {out.name}" + (f"\n{measured}" if measured else ""))
     if png:
         (out / "curves.png").write_bytes(png)
         metadata["curves"] = dg.MetadataValue.md(markdown_image(png, f"{stage} curves"))
@@ -198,5 +199,9 @@ def rl_checkpoint(context: dg.AssetExecutionContext, config: GRPORunConfig, ware
     correct = sum(s["correct"] for s in metrics["per_step"])
     context.log.info(f"{metrics['evaluations']} candidates scored ({correct} {Verdict.CORRECT.value}), "
                      f"{metrics['rollouts_per_min']} rollouts/min")
+    # the rewards are speedups measured on the executor's backend: the plot says which, and what cpu ones mean
+    measured = measured_on(executor.backend, device_name(executor.backend, executor.arch),
+                           f"rewards: speedup over eager capped at {hyper.reward_cap:g}x", speedups=True)
     return _finish(context, store_, "rl", base, "rl", out, metrics, {"loss": metrics["loss"],
-                                                                     "reward": metrics["reward"]}, config.preset)
+                                                                     "reward": metrics["reward"]}, config.preset,
+                   measured)

@@ -32,6 +32,18 @@ def to_png(fig: Any) -> bytes:
 CPU_SPEEDUP_CAVEAT = "cpu-backend speedups are fiber-emulated rankings, not GPU times"
 
 
+def device_name(backend: str, arch: str) -> str:
+    """The device a backend measures on: the GPU's arch, or the host CPU that the cpu backend emulates it on."""
+    return "host CPU" if backend == "cpu" else arch
+
+
+def measured_on(backend: str, device: str = "", protocol: str = "", speedups: bool = False) -> str:
+    """The line under a plot's title that says what it measured on: backend, device and protocol; when the
+    plot shows times or speedups of the cpu backend, that they are fiber-emulated rankings."""
+    line = f"{backend} backend" + (f", {device}" if device else "") + (f" ({protocol})" if protocol else "")
+    return f"{line}\n{CPU_SPEEDUP_CAVEAT}" if speedups and backend == "cpu" else line
+
+
 def speedup_bars(labels: Sequence[str], speedups: Sequence[float], title: str, backend: str) -> bytes:
     """Horizontal bars of speedup over eager per task, fastest first, with the 1x line; log scale. The backend
     is on the axis, and a cpu backend's bars say that they rank kernels, nothing more."""

@@ -9,6 +9,7 @@ from hip_assets.report import kernelbench_report, models_partitions
 from hipforge.bench.models import checkpoint_key
 from hipforge.store.checkpoints import checkpoint_ids
 from resources.warehouse import WarehouseResource
+from sensors.report_runs import report_requests
 
 
 @dg.sensor(job=checkpoint_reports_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
@@ -33,7 +34,7 @@ def new_checkpoints(context: dg.SensorEvaluationContext,
     keys = [checkpoint_key(cid) for cid in fresh]
     missing = [k for k in keys if not context.instance.has_dynamic_partition(models_partitions.name, k)]
     return dg.SensorResult(
-        run_requests=[dg.RunRequest(run_key=f"report-{key}", partition_key=key) for key in keys],
+        run_requests=report_requests(keys, warehouse, "report-", {}),  # the newest trained checkpoint last
         dynamic_partitions_requests=[models_partitions.build_add_request(missing)] if missing else [],
         cursor=cursor,
     )

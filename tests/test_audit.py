@@ -163,6 +163,7 @@ def test_verifier_audit_stores_rows_rates_and_a_passing_check(tmp_path: Path) ->
     assert meta["cases"].value == len(ON_CPU) and meta["gate_false_positive_rate"].value == 0.0
     assert meta["judge_false_negative_rate"].value == 0.0 and "| judge | incorrect |" in meta["rates"].value
     assert meta["rates_plot"].value.startswith("![verifier audit](data:image/png;base64,")
+    assert "offline_plausibility" in meta["rates_meaning"].value and "by design" in meta["rates_meaning"].value
     assert "| code_bypass |" in meta["classes"].value and meta["caught_code_bypass"].value == 1.0
     assert meta["kept_none"].value == 1.0 and "caught_judge_patch" not in meta  # red team off by default
     (check,) = result.get_asset_check_evaluations()

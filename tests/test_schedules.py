@@ -25,24 +25,39 @@ def instance(tmp_path: Path):
         yield inst
 
 
-def _nightly(instance: dg.DagsterInstance, night: dt.datetime) -> list[dg.RunRequest]:
-    context = dg.build_schedule_context(instance=instance, scheduled_execution_time=night,
-                                        repository_def=defs.get_repository_def())
-    return list(nightly_reevaluation.evaluate_tick(context).run_requests or [])
+def _nightly(instance: dg.DagsterInstance, night: dt.datetime, db: Path) -> list[dg.RunRequest]:
+    with dg.build_schedule_context(instance=instance, scheduled_execution_time=night,
+                                   repository_def=defs.get_repository_def(),
+                                   resources={"warehouse": WarehouseResource(path=str(db))}) as context:
+        return list(nightly_reevaluation.evaluate_tick(context).run_requests or [])
 
 
-def test_nightly_reverifies_then_reports_every_model(instance: dg.DagsterInstance) -> None:
-    night = dt.datetime(2026, 11, 29, 3, tzinfo=dt.UTC)
-    assert [r.asset_selection[0].to_user_string() for r in _nightly(instance, night)] == ["archive_reverification"]
+def test_nightly_reverifies_then_reports_every_model(instance: dg.DagsterInstance, tmp_path: Path) -> None:
+    night, db = dt.datetime(2026, 11, 29, 3, tzinfo=dt.UTC), tmp_path / "w.duckdb"
+    assert [r.asset_selection[0].to_user_string() for r in _nightly(instance, night, db)] == ["archive_reverification"]
     instance.add_dynamic_partitions("models", [OFFLINE, checkpoint_key("ck1")])
-    requests = _nightly(instance, night)
+    requests = _nightly(instance, night, db)
     reports = [r for r in requests if r.partition_key]
     assert sorted(r.partition_key for r in reports) == sorted([OFFLINE, checkpoint_key("ck1")])
     assert all(r.asset_selection[0].to_user_string() == "kernelbench_report" for r in reports)
     keys = {r.run_key for r in requests}
-    assert len(keys) == 3 and keys == {r.run_key for r in _nightly(instance, night)}  # same night: same keys
-    assert keys.isdisjoint(r.run_key for r in _nightly(instance, night + dt.timedelta(days=1)))
+    assert len(keys) == 3 and keys == {r.run_key for r in _nightly(instance, night, db)}  # same night: same keys
+    assert keys.isdisjoint(r.run_key for r in _nightly(instance, night + dt.timedelta(days=1), db))
     assert nightly_reevaluation.cron_schedule == "0 3 * * *"
+
+
+def test_nightly_reports_the_most_meaningful_model_last(instance: dg.DagsterInstance, tmp_path: Path) -> None:
+    """The asset page opens on the latest materialization: the embedded preset's zeros go first, the newest
+    trained checkpoint last, queued behind the others at a lower priority."""
+    store = Warehouse(tmp_path / "w.duckdb")
+    stored.checkpoint(store, "tiny", hyperparameters={"preset": "embedded"})
+    stored.checkpoint(store, "trained", hyperparameters={"preset": "seed"})
+    models = [checkpoint_key("trained"), checkpoint_key("tiny"), OFFLINE]
+    instance.add_dynamic_partitions("models", models)
+    reports = [r for r in _nightly(instance, dt.datetime(2026, 11, 29, 3, tzinfo=dt.UTC), store.path)
+               if r.partition_key]
+    assert [r.partition_key for r in reports] == [checkpoint_key("tiny"), OFFLINE, checkpoint_key("trained")]
+    assert [r.tags.get("dagster/priority") for r in reports] == [None, None, "-1"]
 
 
 def _tick(instance: dg.DagsterInstance, db: Path, cursor: str | None) -> dg.SensorResult | dg.SkipReason:

@@ -60,19 +60,22 @@ def roofline_plot(points: Sequence[RooflinePoint], peaks: Peaks, title: str) -> 
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("achieved FLOP/s")
-    ax.set_title(title)
+    ax.set_title(title, **({"fontsize": 9} if "\n" in title else {}))  # a subtitle: two lines fit
     ax.legend(fontsize=7, loc="lower right")
     return to_png(fig)
 
 
-def roofline_by_level(points: Sequence[RooflinePoint], peaks: Peaks, title: str = "roofline") -> dict[str, bytes]:
+def roofline_by_level(points: Sequence[RooflinePoint], peaks: Peaks, title: str = "roofline",
+                      subtitle: str = "") -> dict[str, bytes]:
     """One PNG per level, keyed by level. Tasks without FLOPs (torch's counter counts matmuls and convolutions,
-    not elementwise ops) have no place on a FLOP roofline: the title says how many were left out."""
+    not elementwise ops) have no place on a FLOP roofline: the title says how many were left out. `subtitle`
+    goes under the title (what the times were measured on)."""
     plots = {}
     for level in sorted({p.level for p in points}):
         everyone = [p for p in points if p.level == level]
         mine = [p for p in everyone if p.flops > 0 and p.bytes_moved > 0 and p.runtime_ms > 0]
         if mine:
             left_out = f" ({len(everyone) - len(mine)} without FLOPs left out)" if len(mine) < len(everyone) else ""
-            plots[level] = roofline_plot(mine, peaks, f"{title}, level {level}{left_out}")
+            plots[level] = roofline_plot(mine, peaks, f"{title}, level {level}{left_out}"
+                                         + (f"\n{subtitle}" if subtitle else ""))
     return plots

@@ -12,7 +12,7 @@ from hipforge.bench.report import TaskOutcome, level_rows, strict_result, task_r
 from hipforge.store import Warehouse
 from hipforge.store.checkpoints import hyperparameters
 from hipforge.store.lineage import LineageNode, lineage
-from hipforge.store.reports import save_report
+from hipforge.store.reports import latest_levels, save_report
 
 Row = dict[str, Any]
 
@@ -30,7 +30,8 @@ def record_report(warehouse: Warehouse, run_id: str, spec: ModelSpec, task_set: 
         rows.append(row)
     levels = level_rows(rows)
     save_report(warehouse, run_id, spec.key, task_set, backend, arch, rows, levels)
-    return rows, levels
+    # where they were measured goes with the rows, as it does with stored ones: tables and captions name it
+    return rows, [dict(r, backend=backend, arch=arch) for r in levels]
 
 
 def _collect(node: LineageNode, relation: str) -> list[str]:
@@ -58,3 +59,28 @@ def checkpoint_preset(warehouse: Warehouse, model: str) -> str | None:
         return None
     value = hyperparameters(warehouse, model.removeprefix(CHECKPOINT_PREFIX))
     return value.get("preset") if isinstance(value, dict) else None
+
+
+def opening_order(warehouse: Warehouse, models: Sequence[str]) -> list[str]:
+    """The models in the order to materialize their reports so that the asset page opens on the most meaningful.
+    Dagster's asset page opens on its Overview, which shows the latest materialization of any partition; it has
+    no setting for another. Embedded-preset checkpoints go first (their scores check that the pipeline runs, no
+    more), then the other models (the offline agents, LLMs), then trained checkpoints; each group keeps the given
+    order (the models partitions' order of creation: the newest checkpoint last)."""
+    def rank(model: str) -> int:
+        if not model.startswith(CHECKPOINT_PREFIX):
+            return 1
+        embedded = warehouse.path.exists() and checkpoint_preset(warehouse, model) == "embedded"
+        return 0 if embedded else 2
+
+    return sorted(models, key=rank)
+
+
+def meaningful_report(warehouse: Warehouse, models: Sequence[str], model: str) -> str | None:
+    """The model whose report to read instead of `model`'s when `model` is an embedded-preset checkpoint: the last
+    in opening order of the models with a stored report, unless that is an embedded-preset checkpoint too."""
+    if checkpoint_preset(warehouse, model) != "embedded":
+        return None
+    reported = set(latest_levels(warehouse))
+    ranked = opening_order(warehouse, [m for m in models if m in reported])
+    return ranked[-1] if ranked and checkpoint_preset(warehouse, ranked[-1]) != "embedded" else None

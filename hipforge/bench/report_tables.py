@@ -7,6 +7,7 @@ from typing import Any
 
 from hipforge.bench.report import LOOSE, STRICT, fast_column
 from hipforge.bench.scoring import FAST_P
+from hipforge.plots import CPU_SPEEDUP_CAVEAT
 
 Row = dict[str, Any]
 
@@ -40,21 +41,35 @@ def levels_markdown(levels: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def seed_markdown(levels: Sequence[Row], label: str) -> str:
-    """Ours at both tolerances beside the seed's base / SFT / RL numbers, per level."""
+def _backend(rows: Sequence[Row], backend: str | None) -> str | None:
+    """The backend given, else the one stored rows name (report_levels has it; fresh level_rows do not)."""
+    return backend or next((r["backend"] for r in rows if r.get("backend")), None)
+
+
+def _speed(metric: str) -> bool:
+    return metric.startswith(("fast_", "geomean"))
+
+
+def seed_markdown(levels: Sequence[Row], label: str, backend: str | None = None) -> str:
+    """Ours at both tolerances beside the seed's base / SFT / RL numbers (MI350X), per level. A cpu backend's
+    speeds are fiber-emulated rankings: only its compile and correct rates go beside the seed's."""
+    cpu = _backend(levels, backend) == "cpu"
     ours = {(r["level"], r["tolerance"]): r for r in levels}
     lines = [f"| level | metric | {label} (1e-2) | {label} (1e-4) | seed base | seed SFT | seed RL |",
              "|---|---|---|---|---|---|---|"]
     for level in sorted({r["level"] for r in levels}):
         for metric, seed in SEED.get(level, {}).items():
+            if cpu and _speed(metric):
+                continue
             digits = 3 if metric.startswith("geomean") else 2
             mine = [fmt(ours[(level, tol)][metric], digits) if (level, tol) in ours else "-" for tol in (LOOSE, STRICT)]
             label = "fast_" + metric[5:].replace("_", ".") if metric.startswith("fast_") else metric
             lines.append(f"| L{level} | {label} | {' | '.join(mine)} | {' | '.join(fmt(v, digits) for v in seed)} |")
-        if level in TORCH_COMPILE_H100:
+        if level in TORCH_COMPILE_H100 and not cpu:
             geo, faster = TORCH_COMPILE_H100[level]
             lines.append(f"| L{level} | torch.compile on H100 | geomean {geo:.2f}, faster on {faster:.0%} | | | | |")
-    return "\n".join(lines)
+    note = f"\n\nfast_p and geomeans are not set beside the seed's GPU times: {CPU_SPEEDUP_CAVEAT}." if cpu else ""
+    return "\n".join(lines) + note
 
 
 def change(previous: float | None, now: float | None, digits: int = 2) -> str:
@@ -63,8 +78,9 @@ def change(previous: float | None, now: float | None, digits: int = 2) -> str:
     return f"{previous:.{digits}f} → {now:.{digits}f} ({now - previous:+.{digits}f})"
 
 
-def comparison_markdown(previous: Sequence[Row], current: Sequence[Row]) -> str:
-    """Each level and tolerance of this report against the previous one of the same model and task set."""
+def comparison_markdown(previous: Sequence[Row], current: Sequence[Row], backend: str | None = None) -> str:
+    """Each level and tolerance of this report against the previous one of the same model, task set and backend
+    (store.reports.previous_levels); a cpu backend's speed changes are said to be changes of a ranking."""
     if not previous:
         return "no previous report of this model on this task set"
     before = {(r["level"], r["tolerance"]): r for r in previous}
@@ -77,7 +93,8 @@ def comparison_markdown(previous: Sequence[Row], current: Sequence[Row]) -> str:
         lines.append(f"| L{r['level']} | {r['tolerance']:g} | {old['tasks']} → {r['tasks']} | "
                      f"{change(old['compiled'], r['compiled'])} | {change(old['correct'], r['correct'])} | "
                      f"{change(old['fast_1'], r['fast_1'])} | {change(old['geomean_eager'], r['geomean_eager'], 3)} |")
-    return "\n".join(lines)
+    cpu = _backend([*current, *previous], backend) == "cpu"
+    return "\n".join(lines) + (f"\n\nfast_1 and geomean on the cpu backend: {CPU_SPEEDUP_CAVEAT}." if cpu else "")
 
 
 GPU_TABLE = "README.md, section \"Training on one H200\""

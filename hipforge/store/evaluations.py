@@ -44,6 +44,17 @@ def failed_evaluations(warehouse: Warehouse, task_id: str | None = None,
         return con.execute(sql, [task_id] if task_id else []).fetchall()
 
 
+def failed_backends(warehouse: Warehouse, limit: int | None = None) -> list[tuple[str, str, int]]:
+    """(backend, arch, count) of the newest `limit` failed evaluations (failed_evaluations' rows), most first."""
+    if not warehouse.path.exists():
+        return []
+    newest = f"SELECT backend, arch FROM evaluations WHERE verdict IN {FAILED} ORDER BY created_at DESC"
+    newest += f" LIMIT {int(limit)}" if limit else ""
+    with warehouse.connect(read_only=True) as con:
+        return con.execute(f"SELECT backend, arch, count(*) FROM ({newest}) GROUP BY ALL ORDER BY 3 DESC, 1, 2"
+                           ).fetchall()
+
+
 def store_reverifications(warehouse: Warehouse, evaluations: Sequence[Mapping[str, Any]],
                           edges: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], run_id: str) -> None:
     """New evaluations, their evaluated_by edges and the run's reverifications rows in one transaction; a retried

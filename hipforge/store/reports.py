@@ -40,19 +40,24 @@ def _rows(warehouse: Warehouse, sql: str, params: list[Any]) -> list[Row]:
         return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
 
 
-def previous_levels(warehouse: Warehouse, model: str, task_set: str, backend: str, run_id: str) -> list[Row]:
-    """The level rows of the latest earlier report of this model, task set and backend."""
+def previous_levels(warehouse: Warehouse, model: str, task_set: str, backend: str, run_id: str,
+                    arch: str | None = None) -> list[Row]:
+    """The level rows of the latest earlier report of this model, task set and backend (and arch, if given)."""
     sql = ("SELECT * FROM report_levels WHERE run_id = (SELECT run_id FROM report_levels WHERE model = ? AND "
-           "task_set = ? AND backend = ? AND run_id <> ? ORDER BY created_at DESC LIMIT 1) AND model = ? "
-           "ORDER BY level, tolerance")
-    return _rows(warehouse, sql, [model, task_set, backend, run_id, model])
+           "task_set = ? AND backend = ? AND run_id <> ? AND (? IS NULL OR run_id IN (SELECT run_id FROM "
+           "report_tasks WHERE arch = ?)) ORDER BY created_at DESC LIMIT 1) AND model = ? ORDER BY level, tolerance")
+    return _rows(warehouse, sql, [model, task_set, backend, run_id, arch, arch, model])
 
 
-def latest_levels(warehouse: Warehouse, model: str | None = None) -> dict[str, list[Row]]:
-    """Each model's (or one model's) latest report, by model."""
+def latest_levels(warehouse: Warehouse, model: str | None = None, *, backend: str | None = None,
+                  arch: str | None = None, task_set: str | None = None) -> dict[str, list[Row]]:
+    """Each model's (or one model's) latest report, by model; with backend, arch or task set, its latest report
+    that ran there, so that rows set side by side (a report's plots) were measured alike."""
     sql = ("SELECT * FROM report_levels l WHERE (? IS NULL OR model = ?) AND run_id = (SELECT run_id FROM "
-           "report_levels m WHERE m.model = l.model ORDER BY created_at DESC LIMIT 1) ORDER BY model, level, tolerance")
+           "report_levels m WHERE m.model = l.model AND (? IS NULL OR m.backend = ?) AND (? IS NULL OR "
+           "m.task_set = ?) AND (? IS NULL OR m.run_id IN (SELECT run_id FROM report_tasks WHERE arch = ?)) "
+           "ORDER BY created_at DESC LIMIT 1) ORDER BY model, level, tolerance")
     out: dict[str, list[Row]] = {}
-    for row in _rows(warehouse, sql, [model, model]):
+    for row in _rows(warehouse, sql, [model, model, backend, backend, task_set, task_set, arch, arch]):
         out.setdefault(row["model"], []).append(row)
     return out

@@ -45,6 +45,6 @@ def curve_plot(curves: dict[str, Sequence[tuple[int, float]]], title: str) -> by
     for name, points in drawn.items():
         axes.plot([s for s, _ in points], [v for _, v in points], marker="o", markersize=3, label=name)
     axes.set_xlabel("step")
-    axes.set_title(title)
+    axes.set_title(title, **({"fontsize": 9} if "\n" in title else {}))  # a subtitle: two lines fit
     axes.legend()
     return to_png(fig)

@@ -54,6 +54,6 @@ def cost_scatter(outcomes: Sequence[Outcome]) -> bytes | None:
         xs, ys = zip(*[(b, f) for m, b, f in points if m == mode], strict=True)
         ax.scatter(xs, ys, label=mode, alpha=0.75)
     ax.set(xscale="log", yscale="log", xlabel="bytes moved at full size", ylabel="GEMM/conv FLOPs (1 = none)",
-           title="synthetic tasks: cost at full size")
+           title="synthetic tasks: cost at full size\n(counted on torch's meta device, not timed on any backend)")
     ax.legend()
     return to_png(fig)

@@ -3,18 +3,16 @@
 
 import dagster as dg
 
-from hip_assets.report import archive_reverification, kernelbench_report
-from hip_assets.tasks import inbox_tasks
-
 demo_job = dg.define_asset_job(
-    "demo", selection=dg.AssetSelection.all() - dg.AssetSelection.assets(kernelbench_report, archive_reverification),
+    "demo",
+    selection=dg.AssetSelection.all() - dg.AssetSelection.assets("kernelbench_report", "archive_reverification"),
     description="The whole pipeline on the embedded default, from tasks to trained checkpoints (`make demo`; the "
                 "reports of its models follow, one run per model partition).")
 nightly_reevaluation_job = dg.define_asset_job(
-    "nightly_reevaluation", selection=[archive_reverification, kernelbench_report],
+    "nightly_reevaluation", selection=["archive_reverification", "kernelbench_report"],
     description="The archive's best kernels verified again, and every model's KernelBench report run again.")
 checkpoint_reports_job = dg.define_asset_job(
-    "checkpoint_reports", selection=[kernelbench_report],
+    "checkpoint_reports", selection=["kernelbench_report"],
     description="The KernelBench report of a newly trained checkpoint.")
 inbox_job = dg.define_asset_job(
-    "inbox", selection=[inbox_tasks], description="Task files dropped into the inbox folder, checked and stored.")
+    "inbox", selection=["inbox_tasks"], description="Task files dropped into the inbox folder, checked and stored.")

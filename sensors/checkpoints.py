@@ -5,7 +5,7 @@ import json
 import dagster as dg
 
 from hip_assets.jobs import checkpoint_reports_job
-from hip_assets.report import kernelbench_report, models_partitions
+from hip_assets.reports.assets import kernelbench_report, models_partitions
 from hipforge.bench.models import checkpoint_key
 from hipforge.store.checkpoints import checkpoint_ids
 from resources.warehouse import WarehouseResource

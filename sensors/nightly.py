@@ -4,7 +4,7 @@ that changed), and re-run the KernelBench report of every model partition."""
 import dagster as dg
 
 from hip_assets.jobs import nightly_reevaluation_job
-from hip_assets.report import archive_reverification, models_partitions
+from hip_assets.reports.assets import archive_reverification, models_partitions
 from resources.warehouse import WarehouseResource
 from sensors.report_runs import report_requests
 

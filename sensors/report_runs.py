@@ -3,7 +3,7 @@ the report's asset page opens on the most meaningful one."""
 
 import dagster as dg
 
-from hip_assets.report import kernelbench_report
+from hip_assets.reports.assets import kernelbench_report
 from hipforge.bench.report_store import opening_order
 from resources.warehouse import WarehouseResource
 

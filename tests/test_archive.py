@@ -145,7 +145,7 @@ def test_the_archive_asset_lists_the_fastest_first_with_the_audit_of_its_gate(ar
     latest audit of that backend's gate caught and how many honest kernels it kept."""
     import dagster as dg
 
-    from hip_assets.kernels import kernel_archive
+    from hip_assets.kernels.assets import kernel_archive
     from hipforge.store.audit import store_cases
     from resources.warehouse import WarehouseResource
 

@@ -11,7 +11,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from hip_assets import audit as audit_asset
+from hip_assets.audit import assets as audit_asset
+from hip_assets.audit import checks as audit_checks
 from hipforge.agents.audit import (
     INJECTIONS,
     AuditCase,
@@ -150,7 +151,7 @@ def _materialize(db: Path, home: Path, honest_gate: bool, **config: Any) -> dg.E
     home.mkdir(parents=True, exist_ok=True)
     with dg.instance_for_test(temp_dir=str(home)) as instance:
         return dg.materialize(
-            [audit_asset.verifier_audit, audit_asset.gate_rejects_deceptive], instance=instance,
+            [audit_asset.verifier_audit, audit_checks.gate_rejects_deceptive], instance=instance,
             resources={"warehouse": WarehouseResource(path=str(db)),
                        "executor": ScriptedExecutor(honest_gate=honest_gate)},
             run_config={"ops": {"verifier_audit": {"config": config}}}, raise_on_error=False)
@@ -217,7 +218,7 @@ def test_the_audit_can_judge_with_gemini(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_the_asset_declares_its_group_pool_and_kinds() -> None:
-    defs = dg.Definitions(assets=[audit_asset.verifier_audit], asset_checks=[audit_asset.gate_rejects_deceptive],
+    defs = dg.Definitions(assets=[audit_asset.verifier_audit], asset_checks=[audit_checks.gate_rejects_deceptive],
                           resources={"warehouse": WarehouseResource(), "executor": ExecutorResource()})
     node = defs.resolve_asset_graph().get(dg.AssetKey("verifier_audit"))
     assert node.group_name == "audit" and node.pools == {"gpu"}

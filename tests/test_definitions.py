@@ -12,9 +12,10 @@ import dagster as dg
 import pytest
 from typer.testing import CliRunner
 
-from hip_assets import kernels as kernel_assets
-from hip_assets import tasks as task_assets
 from hip_assets.definitions import defs
+from hip_assets.kernels import assets as kernel_assets
+from hip_assets.tasks import assets as task_assets
+from hip_assets.tasks import checks as task_checks
 from hipforge.cli import app
 from hipforge.store import Warehouse
 from resources.executor import ExecutorResource
@@ -105,7 +106,7 @@ def _materialize(selection: list[dg.AssetsDefinition], warehouse: Path, home: Pa
 
 def test_reference_tasks_materialize_and_lineage_prints_a_chain(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    result, run = _materialize([task_assets.reference_tasks, *task_assets.task_checks[:1]], db, tmp_path / "home")
+    result, run = _materialize([task_assets.reference_tasks, *task_checks.task_checks[:1]], db, tmp_path / "home")
     meta = result.asset_materializations_for_node("reference_tasks")[0].metadata
     assert meta["rejected"].value == 0, meta["rejections"].value
     assert meta["accepted"].value >= 40 and meta["composed_of_edges"].value > 0

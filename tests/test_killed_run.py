@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from hip_assets.run_launcher import worker_pid
-from hip_assets.tasks import inbox_tasks
+from hip_assets.tasks.assets import inbox_tasks
 from hipforge.store import Warehouse
 from resources.warehouse import WarehouseResource
 from tests.corpus import ROOT as CORPUS

@@ -13,8 +13,8 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from hip_assets.kernels import evolved_kernels, translated_kernels
-from hip_assets.lessons import lessons
+from hip_assets.kernels.assets import evolved_kernels, translated_kernels
+from hip_assets.lessons.assets import lessons
 from hipforge.agents.prompts import EXAMPLE_KERNEL
 from hipforge.store import Warehouse
 from hipforge.store.lessons import latest_lessons

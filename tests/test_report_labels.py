@@ -96,7 +96,7 @@ def test_the_page_opens_on_the_newest_trained_checkpoint_not_the_embedded_zeros(
 
 
 def test_the_lessons_plot_names_the_backends_its_failures_were_judged_on(warehouse: Warehouse) -> None:
-    from hip_assets.lessons import failures_measured
+    from hip_assets.lessons.assets import failures_measured
 
     assert failures_measured(warehouse, 10) == "failed evaluations: none; judge rejections ran nowhere"
     rows = [{"eval_id": f"e{i}", "kernel_id": "k", "task_id": "t", "backend": backend, "arch": arch,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from hip_assets import synthetic, tasks
+from hip_assets.tasks import assets as tasks
+from hip_assets.tasks import checks, synthetic
 from hipforge.store import Warehouse
 from hipforge.tasks.synth import load_seeds
 from resources.warehouse import WarehouseResource
@@ -30,7 +31,7 @@ def _materialize(db: Path, home: Path, selection: list, config: dict) -> dg.Exec
 
 def test_synthetic_tasks_materialize_with_lineage_and_a_passing_check(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    selection = [tasks.reference_tasks, synthetic.synthetic_tasks, synthetic.synthetic_tasks_distinct]
+    selection = [tasks.reference_tasks, synthetic.synthetic_tasks, checks.synthetic_tasks_distinct]
     result = _materialize(db, tmp_path / "home", selection, SMALL)
     meta = result.asset_materializations_for_node("synthetic_tasks")[0].metadata
     assert {mode: c["accepted"] for mode, c in meta["per_mode_counts"].value.items()} == COUNTS
@@ -88,7 +89,7 @@ def test_kernelbench_rows_become_mutation_seeds_when_present(warehouse: Warehous
 def test_definitions_with_the_synthetic_asset_validate() -> None:
     defs = dg.Definitions(
         assets=[tasks.reference_tasks, tasks.kernelbench_tasks, synthetic.synthetic_tasks],
-        asset_checks=[synthetic.synthetic_tasks_distinct],
+        asset_checks=[checks.synthetic_tasks_distinct],
         resources={"warehouse": WarehouseResource()},
     )
     dg.Definitions.validate_loadable(defs)

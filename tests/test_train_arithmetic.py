@@ -103,7 +103,7 @@ def test_reward_coverage_term_and_lazy_rejection() -> None:
 def test_presets_and_overrides() -> None:
     from dataclasses import fields
 
-    from hip_assets.training import GRPORunConfig, SFTRunConfig
+    from hip_assets.training.assets import GRPORunConfig, SFTRunConfig
     from hipforge.train.config import GRPOHyper, SFTHyper, preset
 
     seed = preset("seed", "sft")

@@ -8,7 +8,7 @@ from dataclasses import asdict
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.kernels import evolved_kernels, llm_metadata, translated_kernels
+from hip_assets.llm_calls import llm_metadata
 from hip_assets.run_links import run_metadata
 from hipforge.agents.lessons import pipeline_failures
 from hipforge.agents.summarizer.offline import Lesson, summarize
@@ -45,7 +45,8 @@ def clusters_plot(clusters: list[Lesson], measured: str) -> bytes:
     return to_png(fig)
 
 
-@dg.asset(group_name="lessons", kinds={"python", "duckdb"}, pool="duckdb", deps=[translated_kernels, evolved_kernels])
+@dg.asset(group_name="lessons", kinds={"python", "duckdb"}, pool="duckdb",
+          deps=["translated_kernels", "evolved_kernels"])
 def lessons(context: dg.AssetExecutionContext, config: LessonsConfig, warehouse: WarehouseResource,
             llm: LLMResource) -> dg.MaterializeResult:
     """Lessons from the pipeline's failures (the offline clustering summarizer, or an LLM rewriting its clusters

@@ -6,11 +6,10 @@ import dagster as dg
 from pydantic import Field
 
 from hip_assets.run_links import run_metadata
-from hip_assets.tasks import kernelbench_tasks, reference_tasks
+from hip_assets.tasks.assets import kernelbench_tasks, reference_tasks
 from hipforge.llm import CallLog, LLMClient, ResponseCache, default_cache_dir, make_provider
 from hipforge.plots import markdown_image
 from hipforge.store import Warehouse
-from hipforge.store.tasks import accepted_sources
 from hipforge.tasks.synth import (
     DEFAULT_THRESHOLD,
     MODES,
@@ -18,7 +17,6 @@ from hipforge.tasks.synth import (
     SynthConfig,
     SynthSummary,
     load_seeds,
-    near_duplicate_pairs,
     synthesize,
 )
 from hipforge.tasks.synth.distribution import cost_scatter, distribution_table, operator_table
@@ -116,27 +114,3 @@ def synthetic_tasks(
         context.log.warning(f"rejected {name}: {rejection}")
     metadata = {**_metadata(summary, config), "mutation_seeds": dg.MetadataValue.int(len(seeds))}
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
-
-
-@dg.asset_check(asset=synthetic_tasks, name="synthetic_tasks_distinct", blocking=True, pool="duckdb")
-def synthetic_tasks_distinct(
-    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
-) -> dg.AssetCheckResult:
-    """No two accepted synthetic tasks are near-duplicates, at the threshold the last materialization used."""
-    event = context.instance.get_latest_materialization_event(synthetic_tasks.key)
-    used = event.asset_materialization.metadata.get("near_duplicate_threshold") if event else None
-    threshold = float(used.value) if used is not None else DEFAULT_THRESHOLD
-    items = accepted_sources(warehouse.get(), ["synthetic"])
-    pairs = near_duplicate_pairs(items, threshold)
-    table = "\n".join(f"| {a} | {b} | {score:.3f} |" for a, b, score in pairs[:20])
-    return dg.AssetCheckResult(
-        passed=not pairs,
-        metadata={
-            "tasks": len(items),
-            "threshold": threshold,
-            "near_duplicate_pairs": len(pairs),
-            "pairs": dg.MetadataValue.md(
-                "| task | task | similarity |\n|---|---|---|\n" + table if pairs else "none"
-            ),
-        },
-    )

@@ -7,6 +7,7 @@ from statistics import geometric_mean
 import dagster as dg
 from pydantic import Field
 
+from hip_assets.llm_calls import llm_metadata
 from hip_assets.run_links import run_metadata, table
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.recorder import ArchiveRecorder, StageSummary, accepted_tasks
@@ -16,7 +17,6 @@ from hipforge.execution.protocol import protocol_key
 from hipforge.plots import markdown_image, speedup_bars
 from hipforge.store import Warehouse
 from hipforge.store.audit import latest_gate_audit
-from hipforge.store.calls import call_summary
 from hipforge.store.lessons import latest_lessons
 from hipforge.store.tasks import task_names
 from resources.executor import ExecutorResource
@@ -38,20 +38,6 @@ def _progress(context: dg.AssetExecutionContext):
 def _table(rows: list[tuple[str, str]]) -> dg.MetadataValue:
     body = "\n".join(f"| {task} | {reason[:150]} |" for task, reason in rows)
     return dg.MetadataValue.md("| task | reason |\n|---|---|\n" + body if body else "none")
-
-
-def llm_metadata(llm: LLMResource, store: Warehouse, run_id: str) -> dict[str, dg.MetadataValue]:
-    """Which agent ran on what, and this run's LLM calls per agent: retries, cache hits, tokens, cost."""
-    calls = call_summary(store, run_id)
-    rows = "\n".join(f"| {c['agent']} | {c['model']} | {c['calls']} | {c['cached']} | {c['failed']} | {c['retries']} | "
-                     f"{c['input_tokens']} | {c['output_tokens']} | {c['cost_usd']:.4f} |" for c in calls)
-    head = "| agent | model | calls | cached | failed | retries | input tokens | output tokens | USD |\n" + "|---" * 9
-    return {
-        "agents": dg.MetadataValue.json(llm.choices()),
-        "llm_cache": dg.MetadataValue.text(llm.cache),
-        "llm_calls": dg.MetadataValue.md(f"{head}|\n{rows}" if rows else "none"),
-        "llm_cost_usd": dg.MetadataValue.float(round(sum((c["cost_usd"] for c in calls), 0.0), 6)),
-    }
 
 
 def _stage_metadata(summary: StageSummary, title: str, backend: str) -> dict[str, dg.MetadataValue]:
@@ -182,11 +168,3 @@ def _gate_audit(store: Warehouse, backend: str) -> dict[str, dg.MetadataValue]:
                 f"attacks caught {audit['caught']} / {audit['attacks']}, honest kept {audit['kept']} / "
                 f"{audit['honest']} (audit run {audit['run_id']})"),
             f"gate_attacks_caught_{backend}": dg.MetadataValue.float(audit["caught"] / max(1, audit["attacks"]))}
-
-
-@dg.asset_check(asset=kernel_archive, blocking=True)
-def archive_best_kernels_are_verified(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    """No kernel is anyone's best unless every evaluation of it on that backend said correct."""
-    best = KernelArchive(warehouse.get()).per_task_best()
-    bad = [r["kernel_id"] for r in best if r["verdict"] != "correct"]
-    return dg.AssetCheckResult(passed=not bad, metadata={"best_kernels": len(best), "unverified": bad})

@@ -6,7 +6,6 @@ import dagster as dg
 from pydantic import Field
 
 from hip_assets.run_links import partition_link, run_metadata, table
-from hip_assets.training import rl_checkpoint, sft_checkpoint
 from hipforge.bench.models import make_translator, resolve_model
 from hipforge.bench.report import LOOSE, STRICT, load_report_tasks, run_report
 from hipforge.bench.report_plots import compile_rate_bars, fast_p_curves, report_measured, roofline_images
@@ -67,7 +66,7 @@ def _kernels_markdown(rows: list[dict], lineage: dict[str, dict]) -> str:
 
 # a checkpoint:<id> partition's model is the row and weights these assets write
 @dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="gpu", partitions_def=models_partitions,
-          deps=[sft_checkpoint, rl_checkpoint])
+          deps=["sft_checkpoint", "rl_checkpoint"])
 def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, warehouse: WarehouseResource,
                        executor: ExecutorResource) -> dg.MaterializeResult:
     """KernelBench scores of one model (offline agents, Gemini, the base model or a checkpoint) per level:

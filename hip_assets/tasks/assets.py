@@ -9,7 +9,6 @@ from pydantic import Field
 from hip_assets.run_links import run_metadata
 from hipforge.bench.kernelbench import load_kernelbench
 from hipforge.paths import default_inbox
-from hipforge.store.tasks import origin_verdicts
 from hipforge.tasks.inbox import inbox_candidates, scan_inbox
 from hipforge.tasks.ingest import IngestSummary, TaskCandidate, ingest_tasks
 from hipforge.tasks.library import load_library
@@ -113,24 +112,3 @@ def inbox_tasks(
     context.log.info(f"ingesting {len(candidates)} task files from {folder}")
     result = _ingest(context, warehouse, candidates, workers=2)
     return dg.MaterializeResult(metadata={**result.metadata, "folder": dg.MetadataValue.path(str(folder))})
-
-
-def _rejected_check(asset: dg.AssetsDefinition, origin: str, blocking: bool) -> dg.AssetChecksDefinition:
-    @dg.asset_check(asset=asset, name=f"{origin}_tasks_accepted", blocking=blocking, pool="duckdb")
-    def check(warehouse: WarehouseResource) -> dg.AssetCheckResult:
-        rejected, accepted = origin_verdicts(warehouse.get(), origin)
-        return dg.AssetCheckResult(
-            passed=not rejected,
-            severity=dg.AssetCheckSeverity.ERROR if blocking else dg.AssetCheckSeverity.WARN,
-            metadata={"accepted": accepted, "rejected": len(rejected),
-                      "rejections": dg.MetadataValue.json(dict(rejected))},
-        )
-
-    return check
-
-
-# Our own library must be clean (a rejection is our bug); KernelBench rejections are reported, not fatal.
-task_checks = [
-    _rejected_check(reference_tasks, "reference", True),
-    _rejected_check(kernelbench_tasks, "kernelbench", False),
-]

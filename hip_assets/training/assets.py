@@ -9,7 +9,6 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.kernels import kernel_archive
 from hip_assets.run_links import run_metadata
 from hipforge.execution.verdict import Verdict
 from hipforge.plots import device_name, markdown_image, measured_on
@@ -92,7 +91,7 @@ def _store_records(context: dg.AssetExecutionContext, warehouse: Warehouse, rows
         "first_prompt": dg.MetadataValue.md(f"```\n{preview}\n```"), **run_metadata(context)})
 
 
-@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=[kernel_archive])
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=["kernel_archive"])
 def sft_records(context: dg.AssetExecutionContext, config: RecordsConfig,
                 warehouse: WarehouseResource) -> dg.MaterializeResult:
     """One chat record per task with a verified kernel: system + task prompt -> its fastest trusted kernel."""
@@ -100,7 +99,7 @@ def sft_records(context: dg.AssetExecutionContext, config: RecordsConfig,
     return _store_records(context, warehouse.get(), rows, "sft")
 
 
-@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=[kernel_archive])
+@dg.asset(group_name=GROUP, kinds={"python", "duckdb"}, pool="duckdb", deps=["kernel_archive"])
 def rl_records(context: dg.AssetExecutionContext, config: RecordsConfig, warehouse: WarehouseResource,
                executor: ExecutorResource) -> dg.MaterializeResult:
     """One RL prompt per accepted task, with the summarizer's lessons from every failure in the archive."""

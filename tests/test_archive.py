@@ -168,3 +168,20 @@ def test_the_archive_asset_lists_the_fastest_first_with_the_audit_of_its_gate(ar
     assert meta["gate_audit_cpu"].value == "attacks caught 1 / 2, honest kept 1 / 1 (audit run audit-run)"
     assert meta["gate_attacks_caught_cpu"].value == 0.5
     assert abs(meta["geomean_speedup_cpu"].value - (2.0 * 0.5 * 0.25) ** (1 / 3)) < 1e-3 and "speedups_cpu" in meta
+
+
+def test_the_archive_asks_for_a_review_of_implausible_speedups(archive, warehouse) -> None:
+    """A best kernel over REVIEW_SPEEDUP x eager (more often a hack or a timing artifact) is listed for a human."""
+    import dagster as dg
+
+    from hip_assets.kernels.assets import kernel_archive
+    from resources.warehouse import WarehouseResource
+
+    for i, runtime in enumerate((0.05, 0.5)):  # speedups 20 and 2 over a 1 ms eager
+        archive.record(f"task-{i}", Candidate(kernel(f"__global__ void k{i}() {{}}"), "translator"), correct(runtime),
+                       RUN)
+    resources = {"warehouse": WarehouseResource(path=str(warehouse.path))}
+    [done] = dg.materialize([kernel_archive], resources=resources).asset_materializations_for_node("kernel_archive")
+    assert done.metadata["to_review"].value == 1
+    [row] = done.metadata["to_review_kernels"].value.records
+    assert row.data["task"] == "task-0" and row.data["speedup"] == 20.0

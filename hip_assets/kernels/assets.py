@@ -14,6 +14,7 @@ from hipforge.agents.recorder import ArchiveRecorder, StageSummary, accepted_tas
 from hipforge.agents.reuse import ReusingExecutor
 from hipforge.agents.runner import StageRunner, StageTask
 from hipforge.execution.protocol import protocol_key
+from hipforge.execution.verdict import REVIEW_SPEEDUP
 from hipforge.plots import markdown_image, speedup_bars
 from hipforge.store import Warehouse
 from hipforge.store.audit import latest_gate_audit
@@ -140,10 +141,15 @@ def kernel_archive(context: dg.AssetExecutionContext, warehouse: WarehouseResour
     for row in best:
         row["task"] = names.get(row["task_id"], row["task_id"])
     best.sort(key=lambda r: -(r["speedup_eager"] or 0.0))
+    rows = [{"task": r["task"], "kernel": r["kernel_id"], "agent": r["agent"], "backend": r["backend"],
+             "speedup": round(r["speedup_eager"] or 0.0, 3)} for r in best]
+    review = [r for r in rows if r["speedup"] > REVIEW_SPEEDUP]  # more often a hack or a timing artifact
     metadata: dict[str, dg.MetadataValue] = {
         "tasks_with_a_verified_kernel": dg.MetadataValue.int(len(best)),
-        "best": table([{"task": r["task"], "kernel": r["kernel_id"], "agent": r["agent"], "backend": r["backend"],
-                        "speedup": round(r["speedup_eager"] or 0.0, 3)} for r in best]),
+        "best": table(rows),
+        "to_review": dg.MetadataValue.int(len(review)),
+        "to_review_kernels": table(review) if review else dg.MetadataValue.text(
+            f"none: no best kernel is over {REVIEW_SPEEDUP:g}x eager"),
         **run_metadata(context),
     }
     for backend in sorted({r["backend"] for r in best}):

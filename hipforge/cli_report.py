@@ -32,12 +32,15 @@ def _show(console: Console, model: str, levels: list[dict], previous: list[dict]
         checkpoint_note,
         comparison_markdown,
         levels_markdown,
+        measured_line,
         model_label,
         seed_markdown,
     )
 
     task_set = levels[0].get("task_set", "") if levels else ""
     console.rule(f"{model_label(model, preset)} {task_set}".strip())
+    if levels:
+        console.print(measured_line(levels[0]), highlight=False, markup=False)
     note = checkpoint_note(model, preset)
     if note:
         console.print(note)
@@ -81,7 +84,10 @@ def _run(console: Console, store: Warehouse, model: str, source: str, levels: li
         executor = LocalExecutor(report_config(EvalConfig(backend=backend, arch=arch)), parallel)
         outcomes = run_report(tasks, make_translator(spec), executor, progress)
     previous = previous_levels(store, model, task_set, backend, run_id)
-    _, level_rows = record_report(store, run_id, spec, task_set, backend, arch, outcomes)
+    from hipforge.execution.protocol import protocol_key
+
+    _, level_rows = record_report(store, run_id, spec, task_set, backend, arch, outcomes,
+                                  protocol_key(executor.config))
     from hipforge.bench.report_store import checkpoint_preset
 
     _show(console, model, level_rows, previous, checkpoint_preset(store, model))

@@ -111,6 +111,24 @@ def test_reports_round_trip_and_the_previous_one_is_found(warehouse) -> None:
         assert con.execute("SELECT count(*) FROM report_tasks WHERE run_id = 'run-2'").fetchone()[0] == len(rows)
 
 
+def test_every_stored_report_row_says_what_it_measured(warehouse) -> None:
+    """Backend, arch, the evaluator's protocol key and the input size go with each task and level row."""
+    from hipforge.bench.report_store import record_report
+    from hipforge.bench.report_tables import measured_line
+
+    smoke = StageTask("id-small", "small", "full size", "smoke size", level=1)
+    outcomes = [TaskOutcome(smoke, Candidate("k", "t"), None, result(Verdict.CORRECT, speedup=2.0)), OUTCOMES[5]]
+    spec = resolve_model(OFFLINE, warehouse)
+    _, levels = record_report(warehouse, "run-m", spec, "reference", "cpu", "gfx950", outcomes, "proto-1")
+    with warehouse.connect() as con:
+        tasks = con.execute("SELECT task_name, arch, protocol, size FROM report_tasks ORDER BY ALL").fetchall()
+        stored = con.execute("SELECT DISTINCT level, arch, protocol, size FROM report_levels ORDER BY ALL").fetchall()
+    assert tasks == [("small", "gfx950", "proto-1", "smoke"), ("wrong", "gfx950", "proto-1", "full")]
+    assert stored == [(1, "gfx950", "proto-1", "smoke"), (2, "gfx950", "proto-1", "full")]
+    assert measured_line(latest_levels(warehouse)[OFFLINE][0]) == "measured on cpu gfx950, smoke size, protocol proto-1"
+    assert levels[0]["protocol"] == "proto-1"
+
+
 def test_reference_library_stands_in_for_kernelbench() -> None:
     task_set, tasks = load_report_tasks("", [1, 2], 2, "cpu", only=["elementwise/"])
     assert task_set == "reference"

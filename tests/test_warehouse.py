@@ -207,3 +207,23 @@ def test_records_and_checkpoints_stored_again_keep_their_first_run(warehouse: Wa
     with warehouse.connect(read_only=True) as con:
         rows = con.execute("SELECT snapshot, run_id, last_run_id FROM records ORDER BY snapshot").fetchall()
     assert rows == [("snap-a", "run-1", "run-3"), ("snap-b", "run-2", "run-2")]
+
+
+def test_reports_stored_before_0011_get_their_arch_and_size(tmp_path: Path) -> None:
+    """Migration 0011 adds what each report row measured; older rows keep their numbers and gain arch and size."""
+    earlier = tmp_path / "migrations"
+    earlier.mkdir()
+    for path in sorted(MIGRATIONS_DIR.glob("*.sql"))[:10]:
+        (earlier / path.name).write_text(path.read_text())
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    apply_migrations(con, earlier)
+    con.execute("INSERT INTO report_tasks (run_id, model, task_set, task_id, task_name, level, compiled, "
+                "correct_strict, correct_loose, backend, arch) VALUES ('r', 'm', 'reference', 't', 'n', 1, true, "
+                "true, true, 'cuda', 'sm_90')")
+    con.execute("INSERT INTO report_levels (run_id, model, task_set, level, tolerance, tasks, compiled, correct, "
+                "fast_0, fast_0_5, fast_0_8, fast_1, fast_1_2, fast_1_5, fast_2, backend) VALUES ('r', 'm', "
+                "'reference', 1, 1e-4, 1, 1, 0.5, 1, 1, 1, 0, 0, 0, 0, 'cuda')")
+    assert apply_migrations(con) == ["0011_report_measured"]
+    assert con.execute("SELECT arch, protocol, size, correct FROM report_levels").fetchall() == [
+        ("sm_90", None, "full", 0.5)]
+    assert con.execute("SELECT size FROM report_tasks").fetchall() == [("full",)]

@@ -13,10 +13,12 @@ from hipforge.bench.report_store import checkpoint_preset, kernel_lineage, meani
 from hipforge.bench.report_tables import (
     checkpoint_note,
     comparison_markdown,
+    measured_line,
     model_label,
     seed_markdown,
 )
 from hipforge.bench.reverify import reverify_best
+from hipforge.execution.protocol import protocol_key
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
 from hipforge.paths import webserver_url
 from hipforge.plots import markdown_image
@@ -89,9 +91,11 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
                                  max_output_tokens=config.max_output_tokens)
 
     with log.batch():
-        outcomes = run_report(tasks, translator, executor.model_copy(update={"fp32_tolerance": LOOSE}), progress)
+        reporting = executor.model_copy(update={"fp32_tolerance": LOOSE})
+        outcomes = run_report(tasks, translator, reporting, progress)
     previous = previous_levels(store, model, task_set, executor.backend, run_id, executor.arch)  # like with like
-    rows, levels = record_report(store, run_id, spec, task_set, executor.backend, executor.arch, outcomes)
+    rows, levels = record_report(store, run_id, spec, task_set, executor.backend, executor.arch, outcomes,
+                                 protocol_key(reporting.eval_config()))
     # the plots set this report beside each model's latest on the same backend, device and task set only
     by_model = latest_levels(store, backend=executor.backend, arch=executor.arch, task_set=task_set)
     cfg = executor.eval_config()
@@ -100,6 +104,7 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
     metadata = {
         "model": dg.MetadataValue.text(model), "task_set": dg.MetadataValue.text(task_set),
         "backend": dg.MetadataValue.text(f"{executor.backend} {executor.arch}"),
+        "measured": dg.MetadataValue.text(measured_line(levels[0]) if levels else "no task ran"),
         "tasks": dg.MetadataValue.int(len(rows)),
         "levels": table([{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in levels]),
         "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model_label(model, preset), executor.backend)),

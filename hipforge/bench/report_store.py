@@ -18,20 +18,23 @@ Row = dict[str, Any]
 
 
 def record_report(warehouse: Warehouse, run_id: str, spec: ModelSpec, task_set: str, backend: str, arch: str,
-                  outcomes: Sequence[TaskOutcome]) -> tuple[list[Row], list[Row]]:
+                  outcomes: Sequence[TaskOutcome], protocol: str) -> tuple[list[Row], list[Row]]:
     """Archive every evaluated kernel (its verdict at 1e-4, the archive's standard) with its lineage, then
-    store the report's task and level rows; returns both."""
+    store the report's task and level rows, each with what it measured (backend, arch, protocol, size);
+    returns both."""
     archive, rows = KernelArchive(warehouse), []
     for outcome in outcomes:
         row = task_row(outcome)
         row["eval_id"] = (archive.record(outcome.task.task_id, outcome.candidate, strict_result(outcome.result),
                                          run_id, generation=0, model=spec.model or spec.key)
                           if outcome.candidate and outcome.result else None)
+        row["size"] = "full" if outcome.task.eval_source(backend) == outcome.task.source else "smoke"
         rows.append(row)
-    levels = level_rows(rows)
-    save_report(warehouse, run_id, spec.key, task_set, backend, arch, rows, levels)
+    levels = [dict(r, size=",".join(sorted({t["size"] for t in rows if t["level"] == r["level"]})))
+              for r in level_rows(rows)]
+    save_report(warehouse, run_id, spec.key, task_set, backend, arch, rows, levels, protocol)
     # where they were measured goes with the rows, as it does with stored ones: tables and captions name it
-    return rows, [dict(r, backend=backend, arch=arch) for r in levels]
+    return rows, [dict(r, backend=backend, arch=arch, protocol=protocol) for r in levels]
 
 
 def _collect(node: LineageNode, relation: str) -> list[str]:

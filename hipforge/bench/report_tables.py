@@ -120,3 +120,10 @@ def model_label(model: str, preset: str | None) -> str:
     from hipforge.bench.models import CHECKPOINT_PREFIX
 
     return f"{model} (embedded preset)" if model.startswith(CHECKPOINT_PREFIX) and preset == "embedded" else model
+
+
+def measured_line(level: dict) -> str:
+    """Where and how a report was measured, from its stored rows."""
+    protocol = level.get("protocol") or "not recorded"
+    return (f"measured on {level['backend']} {level.get('arch') or ''}".rstrip()
+            + f", {level.get('size') or '?'} size, protocol {protocol}")

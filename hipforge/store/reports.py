@@ -15,17 +15,19 @@ LEVEL_COLUMNS = ("level", "tolerance", "tasks", "compiled", "correct", "fast_0",
 
 
 def save_report(warehouse: Warehouse, run_id: str, model: str, task_set: str, backend: str, arch: str,
-                tasks: Sequence[Row], levels: Sequence[Row]) -> None:
-    """Both tables in one transaction; a retried run replaces its own rows."""
+                tasks: Sequence[Row], levels: Sequence[Row], protocol: str | None = None) -> None:
+    """Both tables in one transaction; a retried run replaces its own rows. Rows may carry their `size`
+    (full or smoke); `protocol` is the evaluator's protocol key the report ran under."""
     head = ("run_id", "model", "task_set")
+    tail = ("backend", "arch", "protocol", "size")
+    default_size = "smoke" if backend == "cpu" else "full"  # the cpu backend runs tasks smoke-scaled
     with warehouse.transaction() as con:
         for table in ("report_tasks", "report_levels"):
             con.execute(f"DELETE FROM {table} WHERE run_id = ? AND model = ?", [run_id, model])
-        for table, columns, rows, tail in (("report_tasks", TASK_COLUMNS, tasks, ("backend", "arch")),
-                                           ("report_levels", LEVEL_COLUMNS, levels, ("backend",))):
+        for table, columns, rows in (("report_tasks", TASK_COLUMNS, tasks), ("report_levels", LEVEL_COLUMNS, levels)):
             names = (*head, *columns, *tail)
-            extra = {"backend": backend, "arch": arch}
-            values = [[run_id, model, task_set, *(r[c] for c in columns), *(extra[t] for t in tail)] for r in rows]
+            values = [[run_id, model, task_set, *(r[c] for c in columns), backend, arch, protocol,
+                       r.get("size", default_size)] for r in rows]
             if values:
                 con.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
                                 values)
@@ -44,8 +46,8 @@ def previous_levels(warehouse: Warehouse, model: str, task_set: str, backend: st
                     arch: str | None = None) -> list[Row]:
     """The level rows of the latest earlier report of this model, task set and backend (and arch, if given)."""
     sql = ("SELECT * FROM report_levels WHERE run_id = (SELECT run_id FROM report_levels WHERE model = ? AND "
-           "task_set = ? AND backend = ? AND run_id <> ? AND (? IS NULL OR run_id IN (SELECT run_id FROM "
-           "report_tasks WHERE arch = ?)) ORDER BY created_at DESC LIMIT 1) AND model = ? ORDER BY level, tolerance")
+           "task_set = ? AND backend = ? AND run_id <> ? AND (? IS NULL OR arch = ?) ORDER BY created_at DESC LIMIT 1) "
+           "AND model = ? ORDER BY level, tolerance")
     return _rows(warehouse, sql, [model, task_set, backend, run_id, arch, arch, model])
 
 
@@ -55,8 +57,8 @@ def latest_levels(warehouse: Warehouse, model: str | None = None, *, backend: st
     that ran there, so that rows set side by side (a report's plots) were measured alike."""
     sql = ("SELECT * FROM report_levels l WHERE (? IS NULL OR model = ?) AND run_id = (SELECT run_id FROM "
            "report_levels m WHERE m.model = l.model AND (? IS NULL OR m.backend = ?) AND (? IS NULL OR "
-           "m.task_set = ?) AND (? IS NULL OR m.run_id IN (SELECT run_id FROM report_tasks WHERE arch = ?)) "
-           "ORDER BY created_at DESC LIMIT 1) ORDER BY model, level, tolerance")
+           "m.task_set = ?) AND (? IS NULL OR m.arch = ?) ORDER BY created_at DESC LIMIT 1) "
+           "ORDER BY model, level, tolerance")
     out: dict[str, list[Row]] = {}
     for row in _rows(warehouse, sql, [model, model, backend, backend, task_set, task_set, arch, arch]):
         out.setdefault(row["model"], []).append(row)

@@ -19,6 +19,7 @@ from hipforge.execution.config import GPU_BACKENDS, EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.device_memory import DEVICE_MEMORY, Caps, caps_mb, share_mb
 from hipforge.execution.judge import Judge
+from hipforge.execution.pairing import frozen
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import fp32_task
 from hipforge.execution.trials import fresh
@@ -114,7 +115,7 @@ class Evaluation:
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
                       int(ready.get("bytes_per_rep", 0)), phases,
                       calibrator=lambda: self.calibrator(parties), device=ready.get("device", ""),
-                      written=int(ready.get("written", 0)))
+                      written=int(ready.get("written", 0)), freeze=lambda: frozen(cand_server))
         # the calibration is what the trials' walls are weighed against: a timed phase like theirs, so no other
         # evaluation's work shares the device (or the cores) with either
         with judge.phases.timed():
@@ -131,8 +132,11 @@ class Evaluation:
         self.mark("trials")
         cand.phase = ref.phase = "time"
         result.runtime = judge.timing()
-        with judge.holding(judge.phases.timed()):
-            self.reference_timing(ref, result)
+        if judge.reference:  # cpu: timed round by round beside the candidate's timed trials
+            judge.reference.conclude(result, judge.log.reported)
+        else:
+            with judge.holding(judge.phases.timed()):
+                self.reference_timing(ref, result)
         self.mark("reference_timing")
         result.timed_trials, result.phase = cfg.timed_trials, "done"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from hipforge.execution import op_trace
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.outputs_check import OutputCheck, shipped
+from hipforge.execution.pairing import PairedReference
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
 from hipforge.execution.trials import Trial, TrialLog, compared_sample, fresh, plan, timed_batch
@@ -44,7 +45,7 @@ class Judge(Rulings):
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
                  bytes_per_rep: int = 0, phases: Phases | None = None,
                  calibrator: Callable[[], tuple[Party, Any]] | None = None, device: str = "",
-                 written: int = 0) -> None:
+                 written: int = 0, freeze: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
         # the GPU's name and the bytes a forward's outputs occupy, as the reference's process found them
         self.device, self.written = device, written
@@ -54,6 +55,9 @@ class Judge(Rulings):
         # is paired with its no-op trials, one before each timed trial
         self.calibrator = calibrator
         self.paired: tuple[Party, Any] | None = None
+        # cpu: the reference's timed trials alternate with the candidate's (pairing.py; freeze stops the
+        # candidate's process meanwhile); GPUs time the reference after the trials, as KernelBench does
+        self.reference = PairedReference(reference, cfg.warmup, freeze) if cfg.backend == "cpu" else None
         self.meta, self.second, self.aliases = ref_meta, describe_second, aliases
         self.log = TrialLog()
         self.outputs = OutputCheck(cfg, ref_meta, self.log)
@@ -131,8 +135,12 @@ class Judge(Rulings):
         def timed(reps: int) -> None:
             nonlocal batches
             self.log.reported.clear()  # a batch's times replace the batch's before it; the walls add up
-            self.run_timed(timed_batch(len(trials) + batches * cfg.timed_trials, cfg.timed_trials,
-                                       cfg.timed_full_checks, reps, sample), failures)
+            if self.reference:
+                self.reference.restart()
+            # cpu: no build beside the rounds, however many the cores (the cores first, as a retry takes them)
+            with self.phases.retry() if self.reference else nullcontext():
+                self.run_timed(timed_batch(len(trials) + batches * cfg.timed_trials, cfg.timed_trials,
+                                           cfg.timed_full_checks, reps, sample), failures)
             self.timed_reps, batches = reps, batches + 1
 
         timed(self.timed_reps)
@@ -145,7 +153,7 @@ class Judge(Rulings):
         while at_final_reps < TIMED_BATCHES and not wrong(failures) and self.contradicted():
             time.sleep(RETRY_PAUSE_S)
             self.pair()
-            with self.phases.retry():
+            with nullcontext() if self.reference else self.phases.retry():
                 timed(self.timed_reps)
             at_final_reps += 1
         self.timing_batches = batches
@@ -209,6 +217,8 @@ class Judge(Rulings):
             for trial in batch:
                 if self.paired:
                     self.noop_trial(*self.paired, trial.reps)
+                if self.reference:
+                    self.reference.trial()
                 committed.append((trial, *self.candidate_side(trial)))
         for step, (trial, sums, files) in enumerate(c for c in committed if c[0].compared):
             with self.sharing(step):

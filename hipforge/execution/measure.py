@@ -45,6 +45,16 @@ def time_callable(fn: Callable[[list[Any]], Any], cfg: EvalConfig, device: str,
     return asdict(Timing.from_samples(samples))
 
 
+def time_once(fn: Callable[[], Any]) -> float:
+    """One call's ms by perf_counter, without autograd: a reference trial of the cpu backend's paired rounds."""
+    import torch
+
+    with torch.no_grad():
+        start = _perf_counter()
+        fn()
+        return (_perf_counter() - start) * 1e3
+
+
 def _bind_cuda_timers() -> tuple[Any, Any]:
     import torch
 

@@ -16,6 +16,9 @@ _CODE = ("execution", "sandbox")  # packages under hipforge/ whose code judges
 _SUFFIXES = {".py", ".h", ".hpp", ".cpp", ".cu", ".c"}
 # where an evaluation runs, not what it decides
 _MACHINE_FIELDS = {"cache_dir", "sandbox_uid", "max_processes", "isolation", "prebuild"}
+# what a backend's stored times mean, named so a change of meaning is never reused as the same: cpu speedups
+# are paired rounds in one window (pairing.py) since issue 22; before, a reference timed in another window
+TIMING_PROTOCOL = {"cpu": "paired-rounds-v1"}
 
 
 @cache
@@ -32,5 +35,6 @@ def code_digest() -> str:
 
 def protocol_key(cfg: EvalConfig) -> str:
     settings = {k: v for k, v in asdict(cfg).items() if k not in _MACHINE_FIELDS}
-    text = json.dumps([code_digest(), settings], sort_keys=True, default=str)
+    timing = [TIMING_PROTOCOL[cfg.backend]] if cfg.backend in TIMING_PROTOCOL else []  # GPUs: KernelBench's
+    text = json.dumps([code_digest(), settings, *timing], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

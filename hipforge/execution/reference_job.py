@@ -28,7 +28,7 @@ from hipforge.execution.job_common import (
     setup_device,
     sync,
 )
-from hipforge.execution.measure import time_callable
+from hipforge.execution.measure import time_callable, time_once
 from hipforge.execution.write_floor import written_bytes
 
 preload = op_trace.warm  # paid once in the sandbox server, not per job
@@ -225,3 +225,16 @@ class Reference:
 
         return time_callable(lambda args: model(*args), self.cfg, self.device, next_inputs)
 
+    def op_time_one(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The reference's trial of one round of the cpu backend's paired timing (pairing.py): eager, then
+        torch.compile if compiled, each on the seed's fresh inputs, drawn outside its time."""
+        reply: dict[str, Any] = {"event": "timed_one", "eager": self.once(self.model(0), msg["seed"])}
+        if self.compiled is not None:
+            reply["compiled"] = self.once(self.compiled, msg["seed"])
+        elif self.compile_error:
+            reply["compile_error"] = self.compile_error
+        return reply
+
+    def once(self, model: Any, seed: int) -> float:
+        args = self.inputs(0, seed, None)
+        return time_once(lambda: model(*args))

@@ -1,0 +1,129 @@
+"""The cpu backend's paired timing (hipforge/execution/pairing.py): the reference's and the candidate's timed
+trials alternate in one hold of the cores, the candidate's process stopped while the reference runs, and the
+speedup is the ratio of the two sides' fastest trials of those rounds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from hipforge.execution import judge as judge_module
+from hipforge.execution import protocol
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.pairing import STOPPED, frozen, paired_record
+from hipforge.execution.verdict import EvalResult, Timing, Verdict
+from hipforge.sandbox.server import child_pids
+from tests.test_trust_boundary import CONFIG, around
+
+PLAIN = EvalConfig(**{**CONFIG.to_dict(), "adversarial": False, "second_size": False})
+
+
+def test_reference_and_candidate_trials_alternate_with_the_candidate_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every timed trial of the candidate follows one of the reference's (after the reference's warm-ups), with
+    no timing of the reference apart; while the reference runs, every thread of the candidate's job is stopped."""
+    ask, seen, parties = judge_module.Party.ask, [], {}
+
+    def recorded(self: judge_module.Party, message: dict[str, Any], expect: str) -> dict[str, Any]:
+        parties[self.name] = self
+        op = message.get("op")
+        if self.name == "reference" and op in ("time_one", "time"):
+            states = {s for s, _ in parties["candidate"].session.server.threads().values()}
+            seen.append((op, states))
+        elif self.name == "candidate" and op == "prepare" and message.get("timed"):
+            seen.append(("timed", set()))
+        return ask(self, message, expect)
+
+    monkeypatch.setattr(judge_module.Party, "ask", recorded)
+    result = around("relu", "return honest(self, x)", config=PLAIN)
+    assert result.verdict == Verdict.CORRECT, result.message
+    ops = [op for op, _ in seen]
+    assert "time" not in ops  # no reference timing in a window of its own
+    warm = PLAIN.warmup
+    assert ops == ["time_one"] * warm + ["time_one", "timed"] * PLAIN.timed_trials * result.integrity["timed_batches"]
+    for op, states in seen:
+        if op == "time_one":
+            assert states and states <= set(STOPPED), states
+    assert result.ref_eager and result.ref_eager.trials == PLAIN.timed_trials
+    assert result.integrity["paired_timing"]["rounds"] == PLAIN.timed_trials
+    assert result.speedup_eager == pytest.approx(result.ref_eager.min_ms / result.runtime.min_ms)
+    assert "round by round" in result.message
+
+
+def test_cpu_speedups_never_read_or_fill_the_baseline_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reference timed in another window (the cache of an earlier evaluation) made speedups of 30-1,000x."""
+    from hipforge.execution.baselines import BaselineCache
+
+    def refused(*_: Any) -> None:
+        raise AssertionError("a cpu evaluation used the baseline cache")
+
+    monkeypatch.setattr(BaselineCache, "get", refused)
+    monkeypatch.setattr(BaselineCache, "put", refused)
+    first = around("relu", "return honest(self, x)", config=PLAIN)
+    second = around("relu", "return honest(self, x)", config=PLAIN)
+    for result in (first, second):
+        assert result.verdict == Verdict.CORRECT, result.message
+        assert result.integrity["paired_timing"]["rounds"] == PLAIN.timed_trials
+    assert first.ref_eager != second.ref_eager  # each timed afresh beside its own candidate
+
+
+def test_frozen_stops_a_job_and_what_it_forked_and_lets_them_go() -> None:
+    spin = "import os\nos.fork()\nwhile True:\n    pass\n"
+    proc = subprocess.Popen([sys.executable, "-c", spin])
+
+    class Job:
+        def job_pids(self) -> list[int]:
+            return [proc.pid, *child_pids(proc.pid)]
+
+        def threads(self) -> dict[int, tuple[str, str]]:
+            return {pid: (_stat(pid)[0], "spin") for pid in self.job_pids()}
+
+    job = Job()
+    try:
+        deadline = time.monotonic() + 10
+        while len(job.job_pids()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with frozen(job):
+            pids = job.job_pids()
+            assert len(pids) == 2 and all(_stat(p)[0] in STOPPED for p in pids)
+            cpu = [_stat(p)[1] for p in pids]
+            time.sleep(0.2)
+            assert [_stat(p)[1] for p in pids] == cpu  # no CPU time while stopped
+        time.sleep(0.2)
+        assert all(_stat(p)[0] not in STOPPED for p in pids)
+        assert all(_stat(p)[1] > c for p, c in zip(pids, cpu, strict=True))
+    finally:
+        for pid in job.job_pids()[::-1]:
+            subprocess.run(["kill", "-9", str(pid)], check=False)
+        proc.wait()
+
+
+def _stat(pid: int) -> tuple[str, int]:
+    """(scheduler state, user + system ticks) of a process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return fields[0], int(fields[11]) + int(fields[12])
+
+
+def test_the_speedup_is_the_ratio_of_each_sides_fastest_trial() -> None:
+    """One preempted trial on either side moves neither minimum; the fastest of the paired ratios would have
+    followed the preempted candidate trial (0.5 / 8.0), the largest the preempted reference trial."""
+    eager = [1.0, 1.1, 9.0, 1.05]
+    candidate = [0.5, 8.0, 0.52, 0.51]
+    result = EvalResult(Verdict.CORRECT, runtime=Timing.from_samples(candidate), ref_eager=Timing.from_samples(eager))
+    result.finish_speedups("cpu")
+    assert result.speedup_eager == pytest.approx(2.0)
+    assert paired_record(eager, candidate) == {"rounds": 4, "median_round_ratio": pytest.approx(1.5, abs=0.6)}
+
+
+def test_the_protocol_key_names_the_cpu_timing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stored cpu evaluations timed against another window's reference are not reused as paired ones; GPU keys
+    do not carry the cpu's name."""
+    cpu, cuda = EvalConfig(), EvalConfig(backend="cuda")
+    keys = protocol.protocol_key(cpu), protocol.protocol_key(cuda)
+    monkeypatch.setattr(protocol, "TIMING_PROTOCOL", {})
+    assert protocol.protocol_key(cpu) != keys[0]
+    assert protocol.protocol_key(cuda) == keys[1]

@@ -1,7 +1,8 @@
 """The translator's one entry point: a task's source through the stages, in the order a reader follows them.
 
-frontend (trace the Model on the meta device) -> lower (fx graph to IR) -> plan (fuse the IR into kernels and
-ATen calls, each kernel built by its family under kernels/) -> emit (the KernelBench-format candidate module).
+frontend (trace the Model on the meta device) -> lower (fx graph to IR) -> simplify (algebra provable for every
+input, ir/simplify.py) -> plan (fuse the IR into kernels and ATen calls, each kernel built by its family under
+kernels/) -> emit (the KernelBench-format candidate module).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from hipforge.translate.emit.candidate import module_source
 from hipforge.translate.emit.reference_init import reference_init
 from hipforge.translate.errors import Untranslatable
 from hipforge.translate.frontend.trace import TracedTask, trace_task
+from hipforge.translate.ir.simplify import simplify
 from hipforge.translate.lower.fx_graph import lower
 from hipforge.translate.params import GenParams
 from hipforge.translate.plan import Program, plan
@@ -22,25 +24,29 @@ class Generated:
     source: str
     strategy: str  # elementwise | reduction | gemm | conv | scan | fused-around-aten
     kernels: tuple[str, ...]
+    rewrites: tuple[str, ...] = ()  # what simplify proved and rewrote, one note each
 
 
 def generate(task_source: str, params: GenParams | None = None) -> Generated:
     """Translate a full-size task source; raises Untranslatable naming what is unsupported."""
     params = params or GenParams()
     try:
-        program, arg_names = _program(trace_task(task_source), params)
+        program, arg_names, rewrites = _program(trace_task(task_source), params)
     except Untranslatable:  # the model's floats where only a literal will do (a Python branch on one)
-        program, arg_names = _program(trace_task(task_source, attributes=(int,)), params)
+        program, arg_names, rewrites = _program(trace_task(task_source, attributes=(int,)), params)
     names = tuple(k.name for k in program.kernels)
     doc = f"Translated by hipforge's offline translator ({program.strategy}); HIP functions: {', '.join(names)}."
+    if rewrites:  # the reader of the kernel sees what was proved away
+        doc += f" Rewrites proved for every input: {'; '.join(rewrites)}."
     source = module_source(program, arg_names, reference_init(task_source), doc)
-    return Generated(source, program.strategy, names)
+    return Generated(source, program.strategy, names, rewrites)
 
 
-def _program(traced: TracedTask, params: GenParams) -> tuple[Program, list[str]]:
+def _program(traced: TracedTask, params: GenParams) -> tuple[Program, list[str], tuple[str, ...]]:
     arg_names, output = lower(traced)
+    output, rewrites = simplify(output)
     try:
-        return plan(output, params), arg_names
+        return plan(output, params), arg_names, rewrites
     except Untranslatable as exc:
         reason = str(exc)
         raise Untranslatable(reason if reason.startswith("unsupported") else f"unsupported fusion: {reason}") from None

@@ -27,4 +27,4 @@ class OfflineTranslator:
             return Declined(self.name, str(exc))
         return Candidate(generated.source, self.name,
                          params={**self.params.to_dict(), "strategy": generated.strategy,
-                                 "kernels": list(generated.kernels)})
+                                 "kernels": list(generated.kernels), "rewrites": list(generated.rewrites)})

@@ -1,7 +1,6 @@
 """Kernel assets: translation of every task, evolution of the correct ones, the verified archive. The agents
 are the `llm` resource's choice (offline by default, Gemini per agent)."""
 
-import time
 from statistics import geometric_mean
 
 import dagster as dg
@@ -82,12 +81,9 @@ def translated_kernels(context: dg.AssetExecutionContext, config: TranslateConfi
     context.log.info(f"translating {len(tasks)} tasks with {agents.translator.name}; "
                      f"evaluating on the {executor.backend} backend")
     recorder = ArchiveRecorder(KernelArchive(store), run_id, agents.judge.name)
-    started = time.monotonic()
     with log.batch():  # LLM calls land in llm_calls in batches, and whatever happened lands even on failure
         outcomes = StageRunner(verifier, recorder).translate(tasks, agents.translator, _progress(context))
-    summary = recorder.summary
-    summary.count_outcomes(outcomes)
-    summary.seconds = time.monotonic() - started
+    summary = recorder.finish(outcomes)
     rates = dg.MetadataValue.md(summary.rates_table())
     metadata = {**_stage_metadata(summary, "translated kernels", executor.backend), "correct_rates": rates,
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
@@ -119,12 +115,9 @@ def evolved_kernels(context: dg.AssetExecutionContext, config: EvolveConfig, war
     agents = llm.agents(log, archive=archive, budget=config.budget, children=config.children, seed=config.seed)
     context.log.info(f"evolving {len(tasks)} tasks with {agents.evolver.name}, {config.budget} evaluations each")
     recorder = ArchiveRecorder(archive, run_id, agents.judge.name)
-    started = time.monotonic()
     with log.batch():
         outcomes = StageRunner(verifier, recorder).evolve(tasks, agents.evolver, starts, _progress(context))
-    summary = recorder.summary
-    summary.count_outcomes(outcomes)
-    summary.seconds = time.monotonic() - started
+    summary = recorder.finish(outcomes)
     metadata = {**_stage_metadata(summary, "evolved kernels", executor.backend), **llm_metadata(llm, store, run_id),
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})

@@ -3,6 +3,7 @@ lessons' table, and a summary of the stage for the asset's metadata."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -50,6 +51,13 @@ class ArchiveRecorder(Sink):
     def __init__(self, archive: KernelArchive, run_id: str, judge: str = "") -> None:
         self.archive, self.run_id, self.judge = archive, run_id, judge
         self.summary = StageSummary()
+        self.started = time.monotonic()  # a recorder lives for one stage
+
+    def finish(self, outcomes: list[TaskOutcome]) -> StageSummary:
+        """The stage's summary, with its outcomes counted and the seconds since the recorder was made."""
+        self.summary.count_outcomes(outcomes)
+        self.summary.seconds = time.monotonic() - self.started
+        return self.summary
 
     def evaluated(self, task: StageTask, candidate: Candidate, result: EvalResult, generation: int) -> None:
         self.archive.record(task.task_id, candidate, result, self.run_id, generation=generation)

@@ -23,8 +23,11 @@ def partition_link(asset: str, partition: str) -> dg.MetadataValue:
                                 f"{quote(partition, safe='')}")
 
 
-def table(rows: Sequence[Mapping[str, Any]]) -> dg.MetadataValue:
-    """Rows of one shape as Dagster table metadata (sortable in the UI), columns typed by their first value."""
+def table(rows: Sequence[Mapping[str, Any]], empty: str | None = None) -> dg.MetadataValue:
+    """Rows of one shape as Dagster table metadata (sortable in the UI), columns typed by their first value;
+    with no rows, the `empty` text where one is given (a table with no columns says nothing)."""
+    if not rows and empty is not None:
+        return dg.MetadataValue.text(empty)
     kinds = {bool: "bool", int: "int", float: "float"}
 
     def kind(name: str) -> str:

@@ -1,11 +1,17 @@
-"""Plots people would rather look at than read, as PNG bytes that Dagster metadata can embed."""
+"""Plots people would rather look at than read: PNG bytes that Dagster metadata can embed, and PNG files under
+plots/ beside the warehouse (one folder per asset, partition and run; only the newest runs' folders are kept)."""
 
 from __future__ import annotations
 
 import base64
 import io
+import re
+import shutil
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+KEEP_RUNS = 5  # plot folders kept per asset and partition: a re-materialization adds one, the oldest goes
 
 
 def new_figure(width: float, height: float) -> tuple[Any, Any]:
@@ -63,3 +69,30 @@ def speedup_bars(labels: Sequence[str], speedups: Sequence[float], title: str, b
 def markdown_image(png: bytes, alt: str) -> str:
     """Markdown that shows the PNG inline (Dagster renders metadata markdown on the asset page)."""
     return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})"
+
+
+def plots_root(warehouse_file: Path) -> Path:
+    """Plot files live beside the warehouse, like its exports and checkpoints (git-ignored under warehouse/)."""
+    return warehouse_file.parent / "plots"
+
+
+def run_plot_folder(root: Path, asset: str, partition: str | None, run_id: str, keep: int = KEEP_RUNS) -> Path:
+    """root/<asset>/<partition or _>/<run_id>/, created; older run folders of the same asset and partition beyond
+    the newest `keep` are removed, so re-materializations do not pile plots up without bound."""
+    folder = root / _safe(asset) / _safe(partition or "_") / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = sorted((d for d in folder.parent.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime, reverse=True)
+    for old in [d for d in runs if d != folder][max(keep - 1, 0):]:
+        shutil.rmtree(old, ignore_errors=True)  # a concurrent run may have pruned it already
+    return folder
+
+
+def save_png(png: bytes, folder: Path, name: str) -> Path:
+    path = folder / f"{_safe(name)}.png"
+    path.write_bytes(png)
+    return path
+
+
+def _safe(part: str) -> str:
+    """A folder or file name from a partition key or metadata label (checkpoint:<id>, 'roofline L1')."""
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", part).strip("_") or "_"

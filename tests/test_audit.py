@@ -162,10 +162,15 @@ def test_verifier_audit_stores_rows_rates_and_a_passing_check(tmp_path: Path) ->
     assert result.success
     meta = result.asset_materializations_for_node("verifier_audit")[0].metadata
     assert meta["cases"].value == len(ON_CPU) and meta["gate_false_positive_rate"].value == 0.0
-    assert meta["judge_false_negative_rate"].value == 0.0 and "| judge | incorrect |" in meta["rates"].value
+    rates = {(r.data["verifier"], r.data["category"]): r.data for r in meta["rates"].value.records}  # a table
+    assert meta["judge_false_negative_rate"].value == 0.0 and rates["judge", "incorrect"]["rate_of"] == "false positive"
     assert meta["rates_plot"].value.startswith("![verifier audit](data:image/png;base64,")
+    plot = Path(meta["rates_plot_file"].value)  # the same PNG as a file, per asset, partition and run
+    assert plot == tmp_path / "plots" / "verifier_audit" / "_" / result.run_id / "rates_plot.png" and plot.is_file()
     assert "offline_plausibility" in meta["rates_meaning"].value and "by design" in meta["rates_meaning"].value
-    assert "| code_bypass |" in meta["classes"].value and meta["caught_code_bypass"].value == 1.0
+    classes = {r.data["class"]: r.data for r in meta["classes"].value.records}
+    assert classes["code_bypass"]["caught"] == classes["code_bypass"]["attacks"] > 0
+    assert meta["caught_code_bypass"].value == 1.0 and classes["all"]["attacks"] >= classes["code_bypass"]["attacks"]
     assert meta["kept_none"].value == 1.0 and "caught_judge_patch" not in meta  # red team off by default
     (check,) = result.get_asset_check_evaluations()
     assert check.passed and check.metadata["deceptive_cases"].value == sum(c.category == "deceptive" for c in ON_CPU)
@@ -189,7 +194,8 @@ def test_the_redteam_audit_reports_every_attack_class(tmp_path: Path) -> None:
     assert meta["cases"].value == len(corpus_cases(redteam=True, backend="cpu"))
     assert all(meta[f"caught_{name}"].value == 0.0 for name in REDTEAM_CLASSES)  # a gate that passes everything
     patches = sum(c.attack_class == "judge_patch" for c in corpus_cases(redteam=True, backend="cpu"))
-    assert meta["kept_deferred_work"].value == 1.0 and f"| judge_patch | 0 / {patches} |" in meta["classes"].value
+    judge_patch = next(r.data for r in meta["classes"].value.records if r.data["class"] == "judge_patch")
+    assert meta["kept_deferred_work"].value == 1.0 and (judge_patch["caught"], judge_patch["attacks"]) == (0, patches)
 
 
 def test_the_audit_can_judge_with_gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,11 +7,12 @@ deterministic gate lets a deceptive kernel through."""
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.run_links import run_metadata
+from hip_assets.plot_metadata import plot_metadata
+from hip_assets.run_links import run_metadata, table
 from hipforge.agents.audit import AuditReport, ClassTally, audit_cases, run_audit
 from hipforge.agents.factory import make_judge
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
-from hipforge.plots import device_name, markdown_image, measured_on, new_figure, to_png
+from hipforge.plots import device_name, measured_on, new_figure, to_png
 from hipforge.store import Warehouse
 from hipforge.store.audit import store_cases
 from resources.executor import ExecutorResource
@@ -53,6 +54,20 @@ def class_metadata(classes: list[ClassTally]) -> dict[str, dg.MetadataValue]:
     return meta
 
 
+def rates_table(report: AuditReport) -> dg.MetadataValue:
+    """Each verifier's errors per category: false negatives of correct cases, false positives of the others."""
+    return table([{"verifier": r.verifier, "category": r.category, "rate_of": r.kind.replace("_", " "),
+                   "cases": r.cases, "errors": r.errors, "rate": round(r.rate, 4)} for r in report.rates()])
+
+
+def classes_table(classes: list[ClassTally]) -> dg.MetadataValue:
+    """Per attack class (and all of them): attacks caught, caught by the expected check, honest kernels kept."""
+    counts = ("attacks", "caught", "labelled", "by_label", "honest", "kept")
+    total = {f: sum(getattr(c, f) for c in classes) for f in counts}
+    rows = [{"class": c.name, **{f: getattr(c, f) for f in counts}} for c in classes]
+    return table([*rows, {"class": "all", **total}])
+
+
 def rates_plot(report: AuditReport, measured: str) -> bytes:
     """Grouped bars: each verifier's error rate per category (false negatives for correct cases); `measured`
     names the backend the gate judged on and the judge."""
@@ -88,13 +103,13 @@ def verifier_audit(context: dg.AssetExecutionContext, config: AuditConfig, wareh
     slipped = report.gate_passed_deceptive()
     return dg.MaterializeResult(metadata={
         "cases": dg.MetadataValue.int(stored),
-        "rates": dg.MetadataValue.md(report.markdown()),
+        "rates": rates_table(report),
         "rates_meaning": dg.MetadataValue.md(rates_meaning(judge.name)),
-        "classes": dg.MetadataValue.md(report.class_markdown()),
+        "classes": classes_table(report.classes()),
         **class_metadata(report.classes()),
-        "rates_plot": dg.MetadataValue.md(markdown_image(rates_plot(report, measured_on(
+        **plot_metadata(context, store, "rates_plot", rates_plot(report, measured_on(
             executor.backend, device_name(executor.backend, executor.arch), f"judge: {judge.name}")),
-            "verifier audit")),
+            "verifier audit"),
         "gate_false_positive_rate": dg.MetadataValue.float(report.rate("gate", "all")),
         "judge_false_positive_rate": dg.MetadataValue.float(report.rate("judge", "all")),
         "gate_false_negative_rate": dg.MetadataValue.float(report.rate("gate", "correct")),

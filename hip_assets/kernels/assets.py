@@ -7,6 +7,7 @@ import dagster as dg
 from pydantic import Field
 
 from hip_assets.llm_calls import llm_metadata
+from hip_assets.plot_metadata import plot_metadata
 from hip_assets.run_links import run_metadata, table
 from hipforge.agents.archive import KernelArchive
 from hipforge.agents.recorder import ArchiveRecorder, StageSummary, accepted_tasks
@@ -14,7 +15,7 @@ from hipforge.agents.reuse import ReusingExecutor
 from hipforge.agents.runner import StageRunner, StageTask
 from hipforge.execution.protocol import protocol_key
 from hipforge.execution.verdict import REVIEW_SPEEDUP
-from hipforge.plots import markdown_image, speedup_bars
+from hipforge.plots import speedup_bars
 from hipforge.store import Warehouse
 from hipforge.store.audit import latest_gate_audit
 from hipforge.store.lessons import latest_lessons
@@ -35,25 +36,25 @@ def _progress(context: dg.AssetExecutionContext):
     return report
 
 
-def _table(rows: list[tuple[str, str]]) -> dg.MetadataValue:
-    body = "\n".join(f"| {task} | {reason[:150]} |" for task, reason in rows)
-    return dg.MetadataValue.md("| task | reason |\n|---|---|\n" + body if body else "none")
+def _reasons(rows: list[tuple[str, str]]) -> dg.MetadataValue:
+    return table([{"task": task, "reason": reason[:300]} for task, reason in rows], empty="none")
 
 
-def _stage_metadata(summary: StageSummary, title: str, backend: str) -> dict[str, dg.MetadataValue]:
+def _stage_metadata(context: dg.AssetExecutionContext, store: Warehouse, summary: StageSummary, title: str,
+                    backend: str) -> dict[str, dg.MetadataValue]:
     metadata = {
         "evaluations": dg.MetadataValue.int(summary.evaluations),
         "verdicts": dg.MetadataValue.json(dict(summary.verdicts)),
         "correct": dg.MetadataValue.int(summary.verdicts.get("correct", 0)),
         "declined": dg.MetadataValue.int(len(summary.declined)),
-        "declined_reasons": _table(summary.declined),
+        "declined_reasons": _reasons(summary.declined),
         "not_evaluated": dg.MetadataValue.int(len(summary.rejected)),
-        "not_evaluated_reasons": _table(summary.rejected),
+        "not_evaluated_reasons": _reasons(summary.rejected),
         "seconds": dg.MetadataValue.float(round(summary.seconds, 1)),
     }
     if summary.speedups:
         png = speedup_bars(list(summary.speedups), list(summary.speedups.values()), title, backend)
-        metadata["speedups"] = dg.MetadataValue.md(markdown_image(png, title))
+        metadata.update(plot_metadata(context, store, "speedups", png, title))
     return metadata
 
 
@@ -84,8 +85,9 @@ def translated_kernels(context: dg.AssetExecutionContext, config: TranslateConfi
     with log.batch():  # LLM calls land in llm_calls in batches, and whatever happened lands even on failure
         outcomes = StageRunner(verifier, recorder).translate(tasks, agents.translator, _progress(context))
     summary = recorder.finish(outcomes)
-    rates = dg.MetadataValue.md(summary.rates_table())
-    metadata = {**_stage_metadata(summary, "translated kernels", executor.backend), "correct_rates": rates,
+    metadata = {**_stage_metadata(context, store, summary, "translated kernels", executor.backend),
+                "correct_rates": table(summary.rates_rows()),
+                "correct_rate": dg.MetadataValue.float(round(summary.correct_rate(), 4)),
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **llm_metadata(llm, store, run_id), **run_metadata(context)})
 
@@ -118,7 +120,8 @@ def evolved_kernels(context: dg.AssetExecutionContext, config: EvolveConfig, war
     with log.batch():
         outcomes = StageRunner(verifier, recorder).evolve(tasks, agents.evolver, starts, _progress(context))
     summary = recorder.finish(outcomes)
-    metadata = {**_stage_metadata(summary, "evolved kernels", executor.backend), **llm_metadata(llm, store, run_id),
+    metadata = {**_stage_metadata(context, store, summary, "evolved kernels", executor.backend),
+                **llm_metadata(llm, store, run_id),
                 "reused_evaluations": dg.MetadataValue.int(verifier.reused)}
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
 
@@ -141,8 +144,7 @@ def kernel_archive(context: dg.AssetExecutionContext, warehouse: WarehouseResour
         "tasks_with_a_verified_kernel": dg.MetadataValue.int(len(best)),
         "best": table(rows),
         "to_review": dg.MetadataValue.int(len(review)),
-        "to_review_kernels": table(review) if review else dg.MetadataValue.text(
-            f"none: no best kernel is over {REVIEW_SPEEDUP:g}x eager"),
+        "to_review_kernels": table(review, empty=f"none: no best kernel is over {REVIEW_SPEEDUP:g}x eager"),
         **run_metadata(context),
     }
     for backend in sorted({r["backend"] for r in best}):
@@ -153,7 +155,7 @@ def kernel_archive(context: dg.AssetExecutionContext, warehouse: WarehouseResour
                 [r["speedup_eager"] for r in mine]), 4))
             title = f"archive best ({backend})"
             png = speedup_bars([r["task"] for r in mine], [r["speedup_eager"] for r in mine], title, backend)
-            metadata[f"speedups_{backend}"] = dg.MetadataValue.md(markdown_image(png, title))
+            metadata.update(plot_metadata(context, store, f"speedups_{backend}", png, title))
     return dg.MaterializeResult(metadata=metadata)
 
 

@@ -9,10 +9,11 @@ import dagster as dg
 from pydantic import Field
 
 from hip_assets.llm_calls import llm_metadata
-from hip_assets.run_links import run_metadata
+from hip_assets.plot_metadata import plot_metadata
+from hip_assets.run_links import run_metadata, table
 from hipforge.agents.lessons import pipeline_failures
 from hipforge.agents.summarizer.offline import Lesson, summarize
-from hipforge.plots import device_name, markdown_image, new_figure, to_png
+from hipforge.plots import device_name, new_figure, to_png
 from hipforge.store import Warehouse
 from hipforge.store.evaluations import failed_backends
 from hipforge.store.lessons import store_lessons
@@ -60,18 +61,17 @@ def lessons(context: dg.AssetExecutionContext, config: LessonsConfig, warehouse:
     with log.batch():
         text = summarizer.lessons(failures)
     store_lessons(store, text, summarizer.name, len(failures), [asdict(c) for c in clusters], run_id)
-    rows = "\n".join(f"| {c.count} | {c.verdict} | {c.title} |" for c in clusters)
-    table = "| failures | verdict | lesson |\n|---|---|---|\n" + rows if rows else "none"
     metadata = {
         "lessons": dg.MetadataValue.md(text or "no failures to learn from"),
         "failures": dg.MetadataValue.int(len(failures)),
         "failures_by_verdict": dg.MetadataValue.json(dict(Counter(f.verdict for f in failures))),
-        "clusters": dg.MetadataValue.md(table),
+        "clusters": table([{"failures": c.count, "verdict": c.verdict, "lesson": c.title} for c in clusters],
+                          empty="none"),
         "summarizer": dg.MetadataValue.text(summarizer.name),
         **llm_metadata(llm, store, run_id),
         **run_metadata(context),
     }
     if clusters:
         png = clusters_plot(clusters, failures_measured(store, config.max_failures))
-        metadata["clusters_plot"] = dg.MetadataValue.md(markdown_image(png, "failure clusters"))
+        metadata.update(plot_metadata(context, store, "clusters_plot", png, "failure clusters"))
     return dg.MaterializeResult(metadata=metadata)

@@ -5,6 +5,7 @@ import os
 import dagster as dg
 from pydantic import Field
 
+from hip_assets.plot_metadata import plot_metadata
 from hip_assets.run_links import partition_link, run_metadata, table
 from hipforge.bench.models import make_translator, resolve_model
 from hipforge.bench.report import LOOSE, STRICT, load_report_tasks, run_report
@@ -21,7 +22,6 @@ from hipforge.bench.reverify import reverify_best
 from hipforge.execution.protocol import protocol_key
 from hipforge.llm import CallLog, ResponseCache, default_cache_dir
 from hipforge.paths import webserver_url
-from hipforge.plots import markdown_image
 from hipforge.store.reports import latest_levels, previous_levels
 from resources.executor import ExecutorResource
 from resources.warehouse import WarehouseResource
@@ -109,18 +109,20 @@ def kernelbench_report(context: dg.AssetExecutionContext, config: ReportConfig, 
         "levels": table([{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in levels]),
         "vs_seed": dg.MetadataValue.md(seed_markdown(levels, model_label(model, preset), executor.backend)),
         "vs_previous_report": dg.MetadataValue.md(comparison_markdown(previous, levels, executor.backend)),
-        "compile_rates": dg.MetadataValue.md(markdown_image(
-            compile_rate_bars(by_model, measured=report_measured(cfg)), "compile rate per level")),
-        "fast_p": dg.MetadataValue.md(markdown_image(
-            fast_p_curves(by_model, measured=report_measured(cfg, speedups=True)), "fast_p curves")),
+        **plot_metadata(context, store, "compile_rates", compile_rate_bars(by_model, measured=report_measured(cfg)),
+                        "compile rate per level"),
+        **plot_metadata(context, store, "fast_p", fast_p_curves(by_model, measured=report_measured(cfg, speedups=True)),
+                        "fast_p curves"),
         "kernels": dg.MetadataValue.md(_kernels_markdown(rows, lineage)),
+        **{f"L{r['level']} compiled": dg.MetadataValue.float(r["compiled"])
+           for r in levels if r["tolerance"] == STRICT},  # the same at either tolerance
         **{f"L{r['level']} correct @{r['tolerance']:g}": dg.MetadataValue.float(r["correct"]) for r in levels},
         **{f"L{r['level']} geomean_eager @{r['tolerance']:g}": dg.MetadataValue.float(r["geomean_eager"])
            for r in levels if r["geomean_eager"]},
         **run_metadata(context),
     }
     for level, png in roofline_images(outcomes, cfg).items():
-        metadata[f"roofline L{level}"] = dg.MetadataValue.md(markdown_image(png, f"roofline, level {level}"))
+        metadata.update(plot_metadata(context, store, f"roofline L{level}", png, f"roofline, level {level}"))
     notes = [n for n in (checkpoint_note(model, preset), REFERENCE_NOTE if task_set == "reference" else None) if n]
     if notes:
         metadata["note"] = dg.MetadataValue.md("\n\n".join(notes))
@@ -147,13 +149,12 @@ def archive_reverification(context: dg.AssetExecutionContext, config: ReverifyCo
     for r in changed:
         context.log.warning(f"kernel {r['kernel_id']} (task {r['task_id']}) was {r['previous_verdict']}, "
                             f"now {r['verdict']}")
-    table = "\n".join(f"| {r['kernel_id']} | {r['task_id']} | {r['previous_verdict']} | {r['verdict']} | "
-                      f"{r['eval_id']} |" for r in changed)
+    rows = [{"kernel": r["kernel_id"], "task": r["task_id"], "was": r["previous_verdict"], "now": r["verdict"],
+             "evaluation": r["eval_id"]} for r in changed]
     return dg.MaterializeResult(metadata={
         "reverified": dg.MetadataValue.int(len(rows)),
         "verdict_changed": dg.MetadataValue.int(len(changed)),
         "without_stored_task": dg.MetadataValue.int(skipped),
-        "changed": dg.MetadataValue.md("| kernel | task | was | now | evaluation |\n|---|---|---|---|---|\n" + table
-                                       if table else "no verdict changed"),
+        "changed": table(rows, empty="no verdict changed"),
         **run_metadata(context),
     })

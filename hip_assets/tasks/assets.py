@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.run_links import run_metadata
+from hip_assets.run_links import run_metadata, table
 from hipforge.bench.kernelbench import load_kernelbench
 from hipforge.paths import default_inbox
 from hipforge.tasks.inbox import inbox_candidates, scan_inbox
@@ -31,7 +31,7 @@ def _ingest(
 
 
 def _summary_metadata(summary: IngestSummary) -> dict[str, dg.MetadataValue]:
-    rejections = "\n".join(f"| {name} | {reason[:160]} |" for name, reason in summary.rejections)
+    rejections = [{"task": name, "reason": reason[:300]} for name, reason in summary.rejections]
     return {
         "tasks": dg.MetadataValue.int(summary.total),
         "accepted": dg.MetadataValue.int(summary.accepted),
@@ -40,9 +40,7 @@ def _summary_metadata(summary: IngestSummary) -> dict[str, dg.MetadataValue]:
         "composed_of_edges": dg.MetadataValue.int(summary.edges),
         "seconds": dg.MetadataValue.float(round(summary.seconds, 1)),
         "reject_codes": dg.MetadataValue.json(dict(summary.reject_codes)),
-        "rejections": dg.MetadataValue.md(
-            "| task | reason |\n|---|---|\n" + rejections if rejections else "none"
-        ),
+        "rejections": table(rejections, empty="none"),
     }
 
 

@@ -5,10 +5,10 @@ from typing import Literal
 import dagster as dg
 from pydantic import Field
 
-from hip_assets.run_links import run_metadata
+from hip_assets.plot_metadata import plot_metadata
+from hip_assets.run_links import run_metadata, table
 from hip_assets.tasks.assets import kernelbench_tasks, reference_tasks
 from hipforge.llm import CallLog, LLMClient, ResponseCache, default_cache_dir, make_provider
-from hipforge.plots import markdown_image
 from hipforge.store import Warehouse
 from hipforge.tasks.synth import (
     DEFAULT_THRESHOLD,
@@ -66,20 +66,17 @@ class SyntheticTasksConfig(dg.Config):
 
 
 def _metadata(summary: SynthSummary, config: SyntheticTasksConfig) -> dict[str, dg.MetadataValue]:
-    modes = "\n".join(
-        f"| {mode} | {c['accepted']} | {c['rejected']} |" for mode, c in summary.per_mode().items()
-    )
-    rejections = "\n".join(f"| {name} | {r.code} | {r.message[:160]} |" for name, r in summary.rejections())
+    modes = [{"mode": mode, "accepted": c["accepted"], "rejected": c["rejected"]}
+             for mode, c in summary.per_mode().items()]
+    rejections = [{"task": name, "code": r.code, "reason": r.message[:300]} for name, r in summary.rejections()]
     accepted = sum(o.accepted for o in summary.outcomes)
     return {
         "accepted": dg.MetadataValue.int(accepted),
         "rejected": dg.MetadataValue.int(len(summary.outcomes) - accepted),
-        "per_mode": dg.MetadataValue.md("| mode | accepted | rejected |\n|---|---|---|\n" + modes),
+        "per_mode": table(modes, empty="none"),
         "per_mode_counts": dg.MetadataValue.json(summary.per_mode()),
         "reject_codes": dg.MetadataValue.json(dict(summary.reject_codes())),
-        "rejections": dg.MetadataValue.md(
-            "| task | code | reason |\n|---|---|---|\n" + rejections if rejections else "none"
-        ),
+        "rejections": table(rejections, empty="none"),
         "new_rows": dg.MetadataValue.int(summary.new_rows),
         "lineage_edges": dg.MetadataValue.int(summary.edges),
         "seconds": dg.MetadataValue.float(round(summary.seconds, 1)),
@@ -88,13 +85,9 @@ def _metadata(summary: SynthSummary, config: SyntheticTasksConfig) -> dict[str, 
         "writer": dg.MetadataValue.text(config.llm_model if config.llm else "offline"),
         "distribution": dg.MetadataValue.md(distribution_table(summary.outcomes)),
         "operators_used": dg.MetadataValue.md(operator_table(summary.outcomes)),
-        **_cost_plot(summary),
     }
 
 
-def _cost_plot(summary: SynthSummary) -> dict[str, dg.MetadataValue]:
-    png = cost_scatter(summary.outcomes)
-    return {"cost_plot": dg.MetadataValue.md(markdown_image(png, "synthetic task cost"))} if png else {}
 
 
 @dg.asset(
@@ -112,5 +105,6 @@ def synthetic_tasks(
     summary = synthesize(config.synth_config(), seeds, store, context.run.run_id, llm, context.log.info)
     for name, rejection in summary.rejections():
         context.log.warning(f"rejected {name}: {rejection}")
-    metadata = {**_metadata(summary, config), "mutation_seeds": dg.MetadataValue.int(len(seeds))}
+    metadata = {**_metadata(summary, config), "mutation_seeds": dg.MetadataValue.int(len(seeds)),
+                **plot_metadata(context, store, "cost_plot", cost_scatter(summary.outcomes), "synthetic task cost")}
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})

@@ -9,9 +9,10 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
+from hip_assets.plot_metadata import plot_metadata
 from hip_assets.run_links import run_metadata
 from hipforge.execution.verdict import Verdict
-from hipforge.plots import device_name, markdown_image, measured_on
+from hipforge.plots import device_name, measured_on
 from hipforge.store import Warehouse
 from hipforge.store.checkpoints import latest_checkpoint
 from hipforge.store.records import latest_snapshot, snapshot_record_ids
@@ -142,6 +143,17 @@ def _base_path(context: dg.AssetExecutionContext) -> str:
     return str(event.asset_materialization.metadata["model_path"].value)
 
 
+def headline_numbers(metrics: dict[str, Any], curves: dict[str, Any]) -> dict[str, dg.MetadataValue]:
+    """The run's numbers as numeric metadata, which Dagster plots over materializations: every scalar metric,
+    and each curve's last value (final_loss, final_reward)."""
+    numbers: dict[str, dg.MetadataValue] = {
+        k: dg.MetadataValue.int(v) if isinstance(v, int) else dg.MetadataValue.float(float(v))
+        for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    numbers.update({f"final_{name}": dg.MetadataValue.float(float(points[-1][1]))
+                    for name, points in curves.items() if points})
+    return numbers
+
+
 def _finish(context: dg.AssetExecutionContext, warehouse: Warehouse, stage: str, base: str, kind: str, out: Path,
             metrics: dict[str, Any], curves: dict[str, Any], preset_name: str,
             measured: str = "") -> dg.MaterializeResult:
@@ -155,11 +167,11 @@ def _finish(context: dg.AssetExecutionContext, warehouse: Warehouse, stage: str,
     metadata: dict[str, Any] = {"checkpoint_id": dg.MetadataValue.text(out.name), "path": dg.MetadataValue.path(
         str(out)), "base_model": dg.MetadataValue.text(base), "data_snapshot": dg.MetadataValue.text(snapshot),
         "hyperparameters": dg.MetadataValue.json(hyper),
-        "metrics": dg.MetadataValue.json({k: v for k, v in metrics.items() if not isinstance(v, list)})}
+        "metrics": dg.MetadataValue.json({k: v for k, v in metrics.items() if not isinstance(v, list)}),
+        **headline_numbers(metrics, curves)}
     png = checkpoints.curve_plot(curves, f"{stage}: {out.name}" + (f"\n{measured}" if measured else ""))
-    if png:
-        (out / "curves.png").write_bytes(png)
-        metadata["curves"] = dg.MetadataValue.md(markdown_image(png, f"{stage} curves"))
+    # the curves travel with the checkpoint: its own folder, named by run, holds them (curves.png)
+    metadata.update(plot_metadata(context, warehouse, "curves", png, f"{stage} curves", folder=out))
     return dg.MaterializeResult(metadata={**metadata, **run_metadata(context)})
 
 

@@ -27,11 +27,15 @@ class StageSummary:
     evaluations: int = 0
     seconds: float = 0.0
 
-    def rates_table(self) -> str:
-        """Markdown: per group, how many tasks got a correct kernel."""
-        rows = [f"| {g} | {c['tasks']} | {c['correct']} | {c['declined']} | {c['correct'] / max(c['tasks'], 1):.0%} |"
-                for g, c in sorted(self.groups.items())]
-        return "| tasks from | tasks | correct | declined | correct rate |\n|---|---|---|---|---|\n" + "\n".join(rows)
+    def rates_rows(self) -> list[dict[str, str | int | float]]:
+        """Per group (origin), how many tasks got a correct kernel: rows for a table."""
+        return [{"origin": g, "tasks": c["tasks"], "correct": c["correct"], "declined": c["declined"],
+                 "correct_rate": round(c["correct"] / max(c["tasks"], 1), 4)} for g, c in sorted(self.groups.items())]
+
+    def correct_rate(self) -> float:
+        """Of every task the stage took on, the share that got a correct kernel."""
+        tasks = sum(c["tasks"] for c in self.groups.values())
+        return sum(c["correct"] for c in self.groups.values()) / max(tasks, 1)
 
     def count_outcomes(self, outcomes: list[TaskOutcome]) -> None:
         """Per group, the tasks and how many got a correct kernel or none; per task, its best speedup."""

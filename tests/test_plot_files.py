@@ -55,3 +55,15 @@ def test_only_the_newest_runs_plot_folders_are_kept(tmp_path: Path) -> None:
     assert sorted(d.name for d in partition.iterdir()) == sorted(["run-new", *newest_old])
     run_plot_folder(tmp_path, "kernel_archive", "offline-agents", "run-x")  # another partition keeps its own
     assert len(list(partition.iterdir())) == KEEP_RUNS
+
+
+def test_a_checkpoints_headline_numbers_are_numeric_metadata() -> None:
+    """Dagster plots int and float metadata over materializations, not numbers inside a JSON blob."""
+    from hip_assets.training.assets import headline_numbers
+
+    metrics = {"steps": 4, "seconds": 2.5, "records": 3, "hyperparameters": {"lr": 1e-4}, "smoothing_clipped": True}
+    numbers = headline_numbers(metrics, {"loss": [(1, 2.0), (4, 0.5)], "reward": []})
+    assert {k: type(v).__name__ for k, v in numbers.items()} == {
+        "steps": "IntMetadataValue", "seconds": "FloatMetadataValue", "records": "IntMetadataValue",
+        "final_loss": "FloatMetadataValue"}
+    assert numbers["final_loss"].value == 0.5

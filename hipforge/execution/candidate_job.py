@@ -21,6 +21,8 @@ from typing import Any
 
 from hipforge.execution import antihack_dynamic as dyn
 from hipforge.execution import checksum, device_prep, op_trace, tensorfile
+from hipforge.execution.antihack_extensions import Extensions
+from hipforge.execution.antihack_guard import Guard, tripwire
 from hipforge.execution.backend import CompileError, make_backend
 from hipforge.execution.build_requests import BuildRequests, build_name
 from hipforge.execution.config import EvalConfig
@@ -67,7 +69,7 @@ class Harness:
         self.path = os.path.join(os.getcwd(), "candidate.py")
         with open(self.path, "w") as f:
             f.write(job["candidate_source"])
-        self.guard = dyn.Guard(os.getcwd(), self.path)
+        self.guard = Guard(os.getcwd(), self.path)
         self.guard.install()
         self.backend = make_backend(self.cfg)
         self.device = self.backend.torch_device
@@ -75,8 +77,8 @@ class Harness:
         self.clock = ForwardClock(self.device, self.cfg.flush_l2_mb)  # bound before the candidate exists
         self.tasks = [load_task(src, f"hipforge_task_{i}") for i, src in enumerate(job["task_sources"])]
         for task in self.tasks:
-            dyn.tripwire(task.Model, self.guard)
-        self.exts, self.builds, self.requests = dyn.Extensions(), [], BuildRequests(channel)
+            tripwire(task.Model, self.guard)
+        self.exts, self.builds, self.requests = Extensions(), [], BuildRequests(channel)
         self.models: dict[int, Any] = {}
         self.outputs: list[list[Any]] = []  # per forward of the trial, its flattened outputs as at its return
         self.live: list[Any] = []  # the last forward's outputs themselves: do they change after it returned?

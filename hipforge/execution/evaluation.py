@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hipforge.execution import quiet
-from hipforge.execution.antihack_dynamic import CANARY
+from hipforge.execution.antihack_guard import CANARY
 from hipforge.execution.compile_cache import seal
 from hipforge.execution.config import GPU_BACKENDS, EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key

@@ -12,12 +12,13 @@ from resources.warehouse import WarehouseResource
 from sensors.checkpoints import new_checkpoints
 from sensors.new_tasks import new_task_files
 from sensors.nightly import nightly_reevaluation
+from sensors.pool_waits import pool_waits
 
 defs = dg.Definitions.merge(
     tasks.defs, kernels.defs, audit.defs, reports.defs, training.defs, lessons.defs,
     dg.Definitions(  # the automations and the resources every domain shares
         jobs=[demo_job, nightly_reevaluation_job, checkpoint_reports_job, inbox_job],
-        sensors=[new_task_files, new_checkpoints],
+        sensors=[new_task_files, new_checkpoints, pool_waits],  # pool_waits launches nothing: it tells
         schedules=[nightly_reevaluation],
         resources={
             "warehouse": WarehouseResource(),

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from hipforge.execution import gate
-from hipforge.execution.cuda import CudaBackend, prelude, shim_gen
+from hipforge.execution.cuda import CudaBackend, hip_names, prelude, shim_gen
 from hipforge.execution.cuda.toolchain import Toolchain, run
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
@@ -438,7 +438,7 @@ inline static hipError_t hipMemsetD8(hipDeviceptr_t d, unsigned char v, size_t n
     return hipCUResultTohipError(cuMemsetD8(d, v, n));
 }
 """
-    found = {e.hip: e.line for e in shim_gen.wrappers(header)}
+    found = {e.hip: e.line for e in hip_names.wrappers(header)}
     assert found == {
         "hipEventRecord": "#define hipEventRecord cudaEventRecord",
         "hipMemcpy": "#define hipMemcpy cudaMemcpy",

@@ -22,8 +22,9 @@ import hashlib
 import re
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+
+from hipforge.execution.cuda.hip_names import Entry, alias, defines, strip_comments, switch, typedefs, wrappers
 
 OUT = Path(__file__).resolve().parent / "include" / "hip_nvidia_names.h"
 NVIDIA_HEADER = "nvidia_detail/nvidia_hip_runtime_api.h"
@@ -66,133 +67,21 @@ EXTRA_CONSTANTS = {
     "hipHostRegisterReadOnly": "cudaHostRegisterReadOnly",
     "hipMemcpyDeviceToDeviceNoCU": "cudaMemcpyDeviceToDevice",
 }
-_DRIVER = re.compile(r"\bcu[A-Z]\w*|\bCU\w*|\bCUDA_\w*DESC\b")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
-# calls that only convert between HIP and CUDA spellings of one value: identities once aliased
-_CONVERT = re.compile(r"^(?:hipErrorToCudaError|hipMemcpyKindToCudaMemcpyKind)\s*\((.*)\)$", re.S)
-_CAST = re.compile(r"^\(\s*(?:const\s+)?(?:enum\s+|struct\s+)?\w+\s*\**\s*\)\s*(.*)$", re.S)
-
-
-@dataclass(frozen=True)
-class Entry:
-    hip: str
-    line: str  # the C++ line defining it
-    section: str
-    probe: str | None = None  # a line that uses it (a macro is only checked where it expands)
-
-
-def _alias(hip: str, target: str, section: str) -> Entry:
-    # a function (maybe overloaded) is checked by a using-declaration, a value (maybe a macro) by use
-    value = f"namespace hf_p_{hip} {{ inline auto v() {{ return {hip}; }} }}"
-    probe = value
-    if _IDENT.fullmatch(target):
-        probe = f"#if defined({target})\n{value}\n#else\nnamespace hf_p_{hip} {{ using ::{hip}; }}\n#endif"
-    return Entry(hip, f"#define {hip} {target}", section, probe)
-
-
-def _strip_comments(text: str) -> str:
-    return re.sub(r"/\*.*?\*/|//[^\n]*", "", text, flags=re.S)
-
-
-def defines(text: str) -> list[Entry]:
-    out = []
-    for m in re.finditer(r"^[ \t]*#define[ \t]+(hip\w+|HIP_\w+)[ \t]+((?:[^\n\\]|\\\n)+)$", text, re.M):
-        target = " ".join(m.group(2).replace("\\\n", " ").split())
-        if target and not _DRIVER.search(target) and "hip" not in target.lower():
-            out.append(_alias(m.group(1), target, "constants and flags"))
-    return out
-
-
-def typedefs(text: str) -> list[Entry]:
-    out = []
-    for m in re.finditer(r"^typedef\s+((?:enum|struct)\s+)?(cuda\w+)(\s*\*)?\s+(hip\w+)\s*;", text, re.M):
-        kind, target, ptr, hip = m.groups()
-        out.append(Entry(hip, f"typedef {kind or ''}{target}{ptr or ''} {hip};", "types"))
-    return out
-
-
-def _params(decl: str) -> list[str]:
-    """The parameter names of a declaration (defaults and __dparm(...) dropped)."""
-    names = []
-    for p in _split_args(decl):
-        ident = _IDENT.findall(p.split("__dparm")[0].split("=")[0])
-        if ident and ident[-1] != "void":
-            names.append(ident[-1])
-    return names
-
-
-def _unwrap(arg: str) -> str:
-    """`hipMemcpyKindToCudaMemcpyKind(kind)`, `(cudaStreamCallback_t)callback` -> the parameter
-    (identities once HIP's types are CUDA's)."""
-    arg = arg.strip()
-    while m := _CONVERT.match(arg) or _CAST.match(arg):
-        arg = m.group(1).strip()
-    return arg
-
-
-def _balanced(text: str, i: int) -> int:
-    """Offset just past the parenthesis that closes the one at text[i]."""
-    depth = 0
-    for j in range(i, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[j], 0)
-        if depth == 0:
-            return j + 1
-    return len(text)
-
-
-def _split_args(args: str) -> list[str]:
-    depth, parts, cur = 0, [], ""
-    for c in args:
-        depth += {"(": 1, ")": -1}.get(c, 0)
-        if c == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += c
-    return [p for p in parts + [cur] if p.strip()]
-
-
-def wrappers(text: str) -> list[Entry]:
-    """Inline wrappers that forward their parameters, in order, to one cudaX call."""
-    out = []
-    for m in re.finditer(r"inline\s+static\s+[\w\s*]+?\b(hip\w+)\s*\(", text):
-        close = _balanced(text, m.end() - 1)
-        params = text[m.end() : close - 1]
-        body = re.match(r"\s*\{\s*return\s+(?:hipCUDAErrorTohipError\s*\()?\s*(cuda\w+)\s*\(", text[close:])
-        if not body:
-            continue
-        call = close + body.end() - 1
-        end = _balanced(text, call)
-        if not re.match(r"\s*\)?\s*;\s*\}", text[end:]):
-            continue  # more than one statement
-        forwarded = [_unwrap(a) for a in _split_args(text[call + 1 : end - 1])]
-        if forwarded == _params(params):
-            out.append(_alias(m.group(1), body.group(1), "runtime API"))
-    return out
-
-
-def switch(text: str, function: str, case: str, value: str) -> list[tuple[str, str]]:
-    """(case label, value) pairs of the switch in `function`: `case hipX: return cudaY;` and the like."""
-    start = text.find(function)
-    if start < 0:
-        return []
-    body = text[start : text.find("\n}", start)]
-    return re.findall(rf"case\s+({case})\s*:\s*(?:\w+\s*=|return)\s*({value})\s*;", body)
 
 
 def table(hip_include: Path) -> list[Entry]:
-    nvidia = _strip_comments((hip_include / NVIDIA_HEADER).read_text())
-    common = _strip_comments((hip_include / COMMON_HEADER).read_text())
+    nvidia = strip_comments((hip_include / NVIDIA_HEADER).read_text())
+    common = strip_comments((hip_include / COMMON_HEADER).read_text())
     entries = typedefs(nvidia) + defines(nvidia) + wrappers(nvidia)
-    entries += [_alias(h, c, "error codes") for h, c in switch(nvidia, "hipErrorToCudaError(", r"hip\w+", r"cuda\w+")]
+    entries += [alias(h, c, "error codes") for h, c in switch(nvidia, "hipErrorToCudaError(", r"hip\w+", r"cuda\w+")]
     attrs = dict(switch(nvidia, "hipDeviceGetAttribute(", r"hipDeviceAttribute\w+", r"cudaDevAttr\w+"))
     for name in sorted(set(re.findall(r"\b(hipDeviceAttribute\w+)\s*[,=]", common)) - set(attrs)):
         attrs[name] = EXTRA.get(name, "cudaDevAttr" + name.removeprefix("hipDeviceAttribute"))
-    entries += [_alias(h, c, "device attributes") for h, c in attrs.items()]
+    entries += [alias(h, c, "device attributes") for h, c in attrs.items()]
     for h, c in EXTRA.items():
         if not h.startswith("hipDeviceAttr"):
-            entries.append(_alias(h, c, "error codes" if h.startswith("hipError") else "runtime API"))
-    entries += [_alias(h, c, "constants and flags") for h, c in EXTRA_CONSTANTS.items()]
+            entries.append(alias(h, c, "error codes" if h.startswith("hipError") else "runtime API"))
+    entries += [alias(h, c, "constants and flags") for h, c in EXTRA_CONSTANTS.items()]
     seen: set[str] = set()
     unique = []
     for e in entries:

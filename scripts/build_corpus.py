@@ -34,15 +34,8 @@ from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.pool import make_pool  # noqa: E402
 from hipforge.tasks.synth import PRESETS  # noqa: E402
-from hipforge.train.corpus import (  # noqa: E402
-    CorpusConfig,
-    attempted_in,
-    build_corpus,
-    load_tasks,
-    save_tasks,
-    shard_of,
-    synthesize_tasks,
-)
+from hipforge.train.corpus import attempted_in, build_corpus  # noqa: E402
+from hipforge.train.corpus_tasks import CorpusConfig, load_tasks, save_tasks, shard_of, synthesize_tasks  # noqa: E402
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy  # noqa: E402
 
 

@@ -15,14 +15,7 @@ from hipforge.agents.prompts import feedback_from, feedback_prompt
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.tasks.library import library_task, load_library
 from hipforge.train.checkpoints import with_snapshot, write_metadata
-from hipforge.train.corpus import (
-    CorpusConfig,
-    attempted_in,
-    build_corpus,
-    load_tasks,
-    save_tasks,
-    synthesize_tasks,
-)
+from hipforge.train.corpus import attempted_in, build_corpus
 from hipforge.train.corpus_kernels import (
     Attempt,
     CorpusTask,
@@ -31,6 +24,7 @@ from hipforge.train.corpus_kernels import (
     real_fixes,
     translate_and_verify,
 )
+from hipforge.train.corpus_tasks import CorpusConfig, load_tasks, save_tasks, synthesize_tasks
 from hipforge.train.corrupt import corruptions
 from hipforge.train.records import dedupe, fix_record, load_jsonl, sft_record, snapshot_id, snapshot_of_ids
 from hipforge.train.splits import KernelBenchGuard, SplitPolicy

@@ -1,9 +1,11 @@
 """The cpu backend's paired timing (hipforge/execution/pairing.py): the reference's and the candidate's timed
-trials alternate in one hold of the cores, the candidate's process stopped while the reference runs, and the
-speedup is the ratio of the two sides' fastest trials of those rounds."""
+trials alternate in one hold of the cores, the candidate's process stopped while the reference runs, each side
+timed in CPU time (the candidate's read from outside), and the speedup is the ratio of the two sides' cheapest
+trials of those rounds."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -14,7 +16,7 @@ import pytest
 from hipforge.execution import judge as judge_module
 from hipforge.execution import protocol
 from hipforge.execution.config import EvalConfig
-from hipforge.execution.pairing import STOPPED, frozen, paired_record
+from hipforge.execution.pairing import STOPPED, CandidateCpu, cpu_ms, frozen, paired_record
 from hipforge.execution.verdict import EvalResult, Timing, Verdict
 from hipforge.sandbox.server import child_pids
 from tests.test_trust_boundary import CONFIG, around
@@ -51,6 +53,46 @@ def test_reference_and_candidate_trials_alternate_with_the_candidate_stopped(mon
     assert result.integrity["paired_timing"]["rounds"] == PLAIN.timed_trials
     assert result.speedup_eager == pytest.approx(result.ref_eager.min_ms / result.runtime.min_ms)
     assert "round by round" in result.message
+
+
+def test_the_candidates_time_is_its_cpu_time_read_from_outside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the candidate's process says of its own time never reaches its speedup on the cpu backend: its
+    time is its job's CPU time, read by the parent. Here every report is rewritten (in the parent) to a
+    hundredth of a microsecond, as a native clock hook would make it; a candidate that burns milliseconds of CPU per
+    forward keeps a time of that order, so its speedup stays far below 1."""
+    ask = judge_module.Party.ask
+
+    def lying(self: judge_module.Party, message: dict[str, Any], expect: str) -> dict[str, Any]:
+        answer = ask(self, message, expect)
+        return {**answer, "ms": 1e-5} if self.name == "candidate" and expect == "returned" else answer
+
+    monkeypatch.setattr(judge_module.Party, "ask", lying)
+    slow = "for _ in range(60):\n    torch.mm(torch.ones(128, 128), torch.ones(128, 128))\nreturn honest(self, x)"
+    result = around("relu", slow, config=PLAIN)
+    assert result.runtime is not None and result.runtime.min_ms > 1.0, result
+    assert result.speedup_eager is not None and result.speedup_eager < 0.5, result
+
+
+def test_cpu_ms_counts_every_thread_of_a_process_exited_ones_included() -> None:
+    """The parent reads a job's CPU time by the kernel's clock of its process: work a thread did before it
+    exited still counts, and a sleeping process adds nothing."""
+    burn = ("import threading, time\n"
+            "t = threading.Thread(target=lambda: sum(range(3_000_000)))\n"
+            "t.start(); t.join()\nprint('done', flush=True)\ntime.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, "-c", burn], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+        with open(f"/proc/{proc.pid}/stat") as f:
+            ticks = sum(int(v) for v in f.read().rsplit(")", 1)[1].split()[11:13])
+        first = cpu_ms([proc.pid])
+        assert first >= ticks * 1000 / os.sysconf("SC_CLK_TCK") - 20  # the thread's work, to the tick
+        assert first > 20  # three million additions in a thread that has exited
+        time.sleep(0.2)
+        assert cpu_ms([proc.pid]) - first < 5  # asleep
+        assert cpu_ms([2**22 + 12345]) == 0.0  # no such process
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_cpu_speedups_never_read_or_fill_the_baseline_cache(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -127,3 +169,17 @@ def test_the_protocol_key_names_the_cpu_timing(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(protocol, "TIMING_PROTOCOL", {})
     assert protocol.protocol_key(cpu) != keys[0]
     assert protocol.protocol_key(cuda) == keys[1]
+
+
+def test_a_forward_below_the_protocols_jitter_costs_the_resolution() -> None:
+    """The candidate's forward is its trial's CPU time beyond the cheapest no-op trial; one that the protocol's
+    jitter hides (here below the cheapest no-op: a draw that happened to be cheap) is taken at the jitter, the
+    no-op's median over its cheapest, not at zero: its speedup is a lower bound, never a division by ~0."""
+    cpu = CandidateCpu(freeze=lambda: None)  # type: ignore[arg-type,return-value]
+    cpu.noop[1] = [1.00, 1.04, 1.02, 1.10, 1.03]
+    cpu.timed = [(1, 1.50), (1, 0.99), (1, 1.01)]
+    assert cpu.resolution(1) == pytest.approx(0.03)
+    assert cpu.forwards() == pytest.approx([0.50, 0.03, 0.03])
+    cpu.noop[4] = [4.0, 4.0, 4.0]
+    cpu.timed = [(4, 6.0)]
+    assert cpu.forwards() == pytest.approx([0.5])  # per forward of a trial of R = 4

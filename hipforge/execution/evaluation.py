@@ -133,7 +133,7 @@ class Evaluation:
         cand.phase = ref.phase = "time"
         result.runtime = judge.timing()
         if judge.reference:  # cpu: timed round by round beside the candidate's timed trials
-            judge.reference.conclude(result, judge.log.reported)
+            judge.reference.conclude(result, judge.candidate_ms())
         else:
             with judge.holding(judge.phases.timed()):
                 self.reference_timing(ref, result)

@@ -17,7 +17,7 @@ from hipforge.execution import op_trace
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.outputs_check import OutputCheck, shipped
-from hipforge.execution.pairing import PairedReference
+from hipforge.execution.pairing import CandidateCpu, PairedReference
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
 from hipforge.execution.trials import Trial, TrialLog, compared_sample, fresh, plan, timed_batch
@@ -45,7 +45,7 @@ class Judge(Rulings):
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
                  bytes_per_rep: int = 0, phases: Phases | None = None,
                  calibrator: Callable[[], tuple[Party, Any]] | None = None, device: str = "",
-                 written: int = 0, freeze: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
+                 written: int = 0, freeze: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
         # the GPU's name and the bytes a forward's outputs occupy, as the reference's process found them
         self.device, self.written = device, written
@@ -56,8 +56,10 @@ class Judge(Rulings):
         self.calibrator = calibrator
         self.paired: tuple[Party, Any] | None = None
         # cpu: the reference's timed trials alternate with the candidate's (pairing.py; freeze stops the
-        # candidate's process meanwhile); GPUs time the reference after the trials, as KernelBench does
+        # candidate's process meanwhile), both sides timed in CPU time, the candidate's read from outside;
+        # GPUs time the reference after the trials, as KernelBench does
         self.reference = PairedReference(reference, cfg.warmup, freeze) if cfg.backend == "cpu" else None
+        self.cpu = CandidateCpu(freeze) if cfg.backend == "cpu" else None
         self.meta, self.second, self.aliases = ref_meta, describe_second, aliases
         self.log = TrialLog()
         self.outputs = OutputCheck(cfg, ref_meta, self.log)
@@ -85,11 +87,15 @@ class Judge(Rulings):
         """One calibration trial: the protocol around the no-op forward, in a process that has not imported
         the candidate (the candidate's own before its import, or the calibrator)."""
         party.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
+        cpu = self.cpu if party is self.cand else None
+        cpu_before = cpu.stamp() if cpu else 0.0
         started = time.monotonic()
         returned = party.ask({"op": "go", "size": 0, "seed": fresh(), "reps": reps}, "returned")
         threads()  # as in every trial: the count's own cost is part of the protocol's overhead
         party.ask({"op": "commit", "key": fresh()}, "committed")
         self.clock.add(reps, (time.monotonic() - started) * 1e3, calibrating=True)
+        if cpu:
+            cpu.noop.setdefault(reps, []).append(cpu.stamp() - cpu_before)
         self.clock.add_noop_report(reps, float(returned.get("ms", 0.0)) / reps)
         party.ask({"op": "drop"}, "dropped")
 
@@ -135,8 +141,9 @@ class Judge(Rulings):
         def timed(reps: int) -> None:
             nonlocal batches
             self.log.reported.clear()  # a batch's times replace the batch's before it; the walls add up
-            if self.reference:
+            if self.reference and self.cpu:
                 self.reference.restart()
+                self.cpu.timed.clear()
             # cpu: no build beside the rounds, however many the cores (the cores first, as a retry takes them)
             with self.phases.retry() if self.reference else nullcontext():
                 self.run_timed(timed_batch(len(trials) + batches * cfg.timed_trials, cfg.timed_trials,
@@ -234,6 +241,8 @@ class Judge(Rulings):
         """The candidate's part of a trial: its forwards, timed by both clocks, and what it committed (and
         shipped, for a trial compared whole)."""
         self.cand.ask({**trial.message(), "aliases_ok": self.aliases}, "prepared")
+        cpu = self.cpu if trial.purpose == "timed" else None
+        cpu_before = cpu.stamp() if cpu else 0.0
         started = time.monotonic()
         returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed, "reps": trial.reps},
                                  "returned")
@@ -246,6 +255,8 @@ class Judge(Rulings):
                     self.log.busy[tid] += 1
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
+        if cpu:
+            cpu.timed.append((trial.reps, cpu.stamp() - cpu_before))
         if trial.size == 0 and not trial.late:  # a late trial's wall holds the stream's hold
             self.clock.add(trial.reps, wall)
         if trial.purpose == "timed":
@@ -274,12 +285,18 @@ class Judge(Rulings):
     def contradicted(self) -> str | None:
         return self.clock.contradiction(self.reported_ms(), self.timed_reps)
 
+    def candidate_ms(self) -> list[float]:
+        """The candidate's times per forward of the timed trials: on the cpu backend its CPU times read from
+        outside (pairing.py), elsewhere what its events reported (checked against the parent's clock)."""
+        return self.cpu.forwards() if self.cpu else list(self.log.reported)
+
     def timing(self) -> Timing:
-        """The candidate's reported times per forward, unless the parent's own clock contradicts them, or they
-        are shorter than writing the outputs takes (where they are the candidate's own: not views of inputs)."""
+        """The candidate's times per forward, unless the parent's own clock contradicts the times it reported,
+        or they are shorter than writing the outputs takes (where they are the candidate's own: not views of
+        inputs)."""
         if why := self.contradicted():
             batches = f" ({self.timing_batches} batches of timed trials)" if self.timing_batches > 1 else ""
             raise conclude(Verdict.HACKED, why + batches, hack_check="timing_mismatch", phase="time")
         if not self.aliases and (why := below_floor(self.reported_ms(), self.written, self.device)):
             raise conclude(Verdict.HACKED, why, hack_check="timing_mismatch", phase="time")
-        return Timing.from_samples(self.log.reported)
+        return Timing.from_samples(self.candidate_ms())

@@ -12,6 +12,7 @@ from hipforge.execution.config import EvalConfig
 from hipforge.execution.verdict import Timing
 
 _perf_counter = time.perf_counter
+_process_time_ns = time.process_time_ns
 
 
 def time_callable(fn: Callable[[list[Any]], Any], cfg: EvalConfig, device: str,
@@ -45,14 +46,15 @@ def time_callable(fn: Callable[[list[Any]], Any], cfg: EvalConfig, device: str,
     return asdict(Timing.from_samples(samples))
 
 
-def time_once(fn: Callable[[], Any]) -> float:
-    """One call's ms by perf_counter, without autograd: a reference trial of the cpu backend's paired rounds."""
+def cpu_time_once(fn: Callable[[], Any]) -> float:
+    """One call's CPU time in ms (every thread of this process; idle OpenMP workers sleep, sandbox/env.py),
+    without autograd: a reference trial of the cpu backend's paired rounds, which preemption cannot inflate."""
     import torch
 
     with torch.no_grad():
-        start = _perf_counter()
+        start = _process_time_ns()
         fn()
-        return (_perf_counter() - start) * 1e3
+        return (_process_time_ns() - start) / 1e6
 
 
 def _bind_cuda_timers() -> tuple[Any, Any]:

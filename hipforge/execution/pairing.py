@@ -11,7 +11,15 @@ only one undisturbed trial per side in the batch, and interleaving puts slow dri
 comes and goes) into both sides alike.
 
 The candidate's process is stopped (SIGSTOP, from outside) while the reference runs: nothing it started
-(a thread, a child) can burn the cores during the reference's trial to slow it down and buy a speedup."""
+(a thread, a child) can burn the cores during the reference's trial to slow it down and buy a speedup.
+
+Each side's time of a trial is CPU time, not wall time: what its threads ran, exited ones included, which a
+preemption or a foreign load on the cores cannot inflate (a wall taken under another job's load halved a fiber
+kernel's speedup, since the fiber runtime spreads its blocks over every core while a small eager op runs on
+one). The reference's is read in its own process around the forward; the candidate's from outside, by the
+kernel's clock of its processes, with the job stopped before and after the trial (a running thread's last
+slice is accounted only when it stops), less the same protocol's cost around a no-op forward. So nothing
+the candidate does inside its own process (a patched timer, a native clock hook) moves its time."""
 
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hipforge.execution.party import Party
@@ -29,6 +38,7 @@ from hipforge.execution.verdict import EvalResult, Timing
 
 STOPPED = "TtZX"  # /proc states of a task that runs no more: stopped, traced, exiting
 FREEZE_WAIT_S = 1.0
+CPU_FLOOR_MS = 0.001  # the least CPU time a forward is taken to cost, however steady the protocol
 
 
 class Jobs(Protocol):
@@ -45,10 +55,28 @@ def _signal(pids: list[int], sig: int) -> None:
             pass
 
 
+def cpu_clock(pid: int) -> int:
+    """Linux's CPU-time clock of a whole process, MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED): every thread's
+    run time, exited ones included, in ns; any process may read another's."""
+    return (~pid << 3) | 2
+
+
+def cpu_ms(pids: list[int]) -> float:
+    """The processes' CPU time so far (ms); one gone since the listing counts nothing."""
+    total = 0
+    for pid in pids:
+        try:
+            total += time.clock_gettime_ns(cpu_clock(pid))
+        except OSError:
+            pass
+    return total / 1e6
+
+
 @contextmanager
-def frozen(jobs: Jobs) -> Iterator[None]:
+def frozen(jobs: Jobs) -> Iterator[float]:
     """The job's processes stopped until the block ends: stopped again while new ones appear (a stopped process
-    forks no more), and waited for until every thread is seen stopped (the signal lands asynchronously)."""
+    forks no more), and waited for until every thread is seen stopped (the signal lands asynchronously).
+    Yields the job's CPU time at the stop, exact then: every thread's last slice was accounted as it stopped."""
     seen: set[int] = set()
     try:
         deadline = time.monotonic() + FREEZE_WAIT_S
@@ -59,9 +87,36 @@ def frozen(jobs: Jobs) -> Iterator[None]:
             if not new and all(state in STOPPED for state, _ in jobs.threads().values()):
                 break
             time.sleep(0.0005)
-        yield
+        yield cpu_ms(sorted(seen))
     finally:
         _signal(sorted(seen), signal.SIGCONT)
+
+
+@dataclass
+class CandidateCpu:
+    """The candidate's CPU time per trial (go -> committed: its forwards, their input draws, the copies and
+    checksums of their outputs), each end read with its job stopped; and the same around the no-op forward
+    before the candidate was imported, whose cheapest trial at R is the protocol's own cost."""
+
+    freeze: Callable[[], AbstractContextManager[float]]
+    noop: dict[int, list[float]] = field(default_factory=dict)  # R -> CPU ms of no-op trials
+    timed: list[tuple[int, float]] = field(default_factory=list)  # (R, CPU ms) of this batch's timed trials
+
+    def stamp(self) -> float:
+        with self.freeze() as cpu_ms_now:
+            return cpu_ms_now
+
+    def resolution(self, reps: int) -> float:
+        """The least CPU time a trial can tell from the protocol's: how far the no-op's typical trial sits above
+        its cheapest (input draws, copies and checksums in Python jitter by tens of microseconds, more than a
+        small kernel's whole forward on fibers)."""
+        noop = self.noop[reps]
+        return max(statistics.median(noop) - min(noop), CPU_FLOOR_MS * reps)
+
+    def forwards(self) -> list[float]:
+        """Per forward, each timed trial's CPU time beyond the protocol's cheapest, never below the resolution:
+        a forward cheaper than the protocol's jitter is taken to cost that much (its speedup a lower bound)."""
+        return [max(cpu - min(self.noop[reps]), self.resolution(reps)) / reps for reps, cpu in self.timed]
 
 
 class PairedReference:
@@ -81,7 +136,7 @@ class PairedReference:
 
     def trial(self) -> None:
         """The reference's trial of one round (the warm-ups first, once: its eager model ran the checked
-        trials already, torch.compile's only its warm-up)."""
+        trials already, torch.compile's only its warm-up); its times are CPU times its own process read."""
         with self.freeze():
             for _ in range(0 if self.warm else self.warmup):
                 self.ref.ask({"op": "time_one", "seed": fresh()}, "timed_one")
@@ -94,12 +149,13 @@ class PairedReference:
 
     def conclude(self, result: EvalResult, candidate_ms: list[float]) -> None:
         """The reference's timings from the rounds (result.finish_speedups takes each side's fastest);
-        ``candidate_ms``: the candidate's reported times of the same rounds, in order."""
+        ``candidate_ms``: the candidate's CPU times of the same rounds, in order."""
         result.ref_eager = Timing.from_samples(self.eager)
         result.ref_compiled = Timing.from_samples(self.compiled) if self.compiled else None
         result.integrity["paired_timing"] = paired_record(self.eager, candidate_ms)
         failed = f" (torch.compile reference failed: {self.compile_error})" if self.compile_error else ""
-        result.message = "correct on all trials (reference timed beside the candidate, round by round)" + failed
+        result.message = ("correct on all trials (CPU time of each side, the reference timed beside the candidate, "
+                          "round by round)" + failed)
 
 
 def paired_record(eager: list[float], candidate: list[float]) -> dict[str, Any]:

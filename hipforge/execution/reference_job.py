@@ -28,7 +28,7 @@ from hipforge.execution.job_common import (
     setup_device,
     sync,
 )
-from hipforge.execution.measure import time_callable, time_once
+from hipforge.execution.measure import cpu_time_once, time_callable
 from hipforge.execution.write_floor import written_bytes
 
 preload = op_trace.warm  # paid once in the sandbox server, not per job
@@ -237,4 +237,4 @@ class Reference:
 
     def once(self, model: Any, seed: int) -> float:
         args = self.inputs(0, seed, None)
-        return time_once(lambda: model(*args))
+        return cpu_time_once(lambda: model(*args))

@@ -26,6 +26,7 @@ class Rulings:
     timed_reps: int
     timing_batches: int
     paired: Any
+    cpu: Any  # pairing.CandidateCpu on the cpu backend
     peak_mb: dict[str, float]
     one: Callable[[Trial], str | None]
     has_second: Callable[[], bool]
@@ -44,6 +45,8 @@ class Rulings:
                             "timed_batches": self.timing_batches, "paired_calibration": self.paired is not None,
                             "peak_mb": self.peak_mb,
                             **self.clock.summary(self.timed_reps)}
+        if self.cpu and self.timed_reps in self.cpu.noop:  # the least CPU time the trials could tell apart
+            result.integrity["cpu_resolution_ms"] = round(self.cpu.resolution(self.timed_reps), 4)
         self.out_of_order(failures)
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)

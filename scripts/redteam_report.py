@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hipforge.agents.audit import AuditCase, AuditReport, corpus_cases, run_audit  # noqa: E402
+from hipforge.agents.audit import AuditReport, run_audit  # noqa: E402
+from hipforge.agents.audit_corpus import AuditCase, corpus_cases  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.evaluate import evaluate_many  # noqa: E402
 from hipforge.execution.verdict import EvalResult  # noqa: E402

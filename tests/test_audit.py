@@ -13,16 +13,8 @@ import pytest
 
 from hip_assets.audit import assets as audit_asset
 from hip_assets.audit import checks as audit_checks
-from hipforge.agents.audit import (
-    INJECTIONS,
-    AuditCase,
-    ClassTally,
-    audit_cases,
-    class_summary,
-    corpus_cases,
-    injected_cases,
-    run_audit,
-)
+from hipforge.agents.audit import ClassTally, audit_cases, class_summary, run_audit
+from hipforge.agents.audit_corpus import INJECTIONS, AuditCase, corpus_cases, injected_cases
 from hipforge.agents.judge.offline import OfflinePlausibilityFilter
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate_many

@@ -94,7 +94,10 @@ def test_python_fork_is_blocked() -> None:
 def test_native_fork_bomb_is_contained() -> None:
     result = run("import ctypes\nlibc = ctypes.CDLL(None)\nwhile True:\n    libc.fork()",
                  EvalConfig(**{**CONFIG.to_dict(), "run_timeout_s": 4, "max_processes": 64}))
-    assert result.verdict == Verdict.TIMEOUT
+    if "no-processes" in result.isolation:  # the seccomp filter refuses the first fork: no bomb at all
+        assert result.verdict == Verdict.HACKED and result.hack_check == "process_spawn", result.message
+    else:  # RLIMIT_NPROC caps it until the timeout
+        assert result.verdict == Verdict.TIMEOUT
     assert sandbox_processes() == []
     assert run("return torch.relu(x)").verdict == Verdict.HACKED
 

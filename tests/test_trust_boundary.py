@@ -237,3 +237,46 @@ def test_a_thread_seen_busy_once_is_a_pool_going_back_to_sleep_and_twice_is_work
     assert left_running(started, busy, alive) == ["worker"]
     assert left_running(started, busy, {**alive, 1: ("R", "pool")}) == ["pool", "worker"]  # busy again now
     assert left_running(started, busy, alive, sightings=1) == ["pool", "worker"]  # an output was wrong
+
+
+def _no_processes_here() -> None:
+    """Skip where the job's seccomp filter could not be installed (no user notifications: gVisor, say)."""
+    if "no-processes" not in around("relu", "return honest(self, x)").isolation:
+        pytest.skip("no seccomp user notifications here: the candidate's job runs without the filter")
+
+
+@pytest.mark.parametrize("spawn, named", [
+    ("libc.syscall(57)", "fork()"),  # fork(2), which Python's audit hooks never see
+    ("libc.syscall(56, 17, 0, 0, 0, 0)", "clone(flags=0x11)"),  # a clone without CLONE_THREAD (SIGCHLD only)
+])
+def test_a_native_fork_is_refused_and_its_child_never_runs(spawn: str, named: str) -> None:
+    """A child process's work would be outside the candidate's process CPU clock: the candidate's job cannot
+    make one. The child, had it run, would have tried a write outside (refused, recorded: the verdict would
+    then be sandbox_escape)."""
+    _no_processes_here()
+    body = (f"libc = ctypes.CDLL(None)\nlibc.syscall.restype = ctypes.c_long\npid = {spawn}\n"
+            f"if pid == 0:\n    libc.open({str(OUTSIDE).encode()!r}, 0o101, 0o644)\n    os._exit(0)\n"
+            "return honest(self, x)")
+    result = around("relu", body)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "process_spawn", result.message
+    assert named in result.message, result.message
+    assert not OUTSIDE.exists()
+
+
+def test_threads_started_and_joined_in_forward_are_honest() -> None:
+    _no_processes_here()
+    body = ("parts = [None, None]\n"
+            "def run(i):\n    parts[i] = honest(self, x)\n"
+            "workers = [threading.Thread(target=run, args=(i,)) for i in range(2)]\n"
+            "for w in workers:\n    w.start()\nfor w in workers:\n    w.join()\nreturn parts[1]")
+    result = around("relu", body)
+    assert result.verdict == Verdict.CORRECT, result.message
+    assert "no-processes" in result.isolation
+
+
+def test_a_native_std_thread_pool_is_honest() -> None:
+    """Its threads (and the cpu runtime's own std::thread workers) are clones with CLONE_THREAD."""
+    _no_processes_here()
+    pool = next(e for e in entries("unusual") if e.name == "thread_pool_joined")
+    result = evaluate(pool.candidate_source, pool.task_source, CONFIG)
+    assert result.verdict == Verdict.CORRECT, result.message

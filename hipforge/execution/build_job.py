@@ -7,6 +7,7 @@ initializers of a candidate's library run here: the write recorder refuses their
 from __future__ import annotations
 
 import os
+import subprocess
 import traceback
 from typing import Any
 
@@ -16,6 +17,24 @@ from hipforge.execution.config import EvalConfig
 # builds yield the cores to timed trials: on a GPU machine they run beside other evaluations' timed phases, and
 # on the H200, with 8 evaluations building, the parent's walls of honest 0.05 ms kernels swung 0.3 ms a forward
 BUILD_NICENESS = 19
+
+
+def preload() -> None:
+    """Paid once in the sandbox server, before any job forks: the compiler versions the backends' build-cache
+    keys name (``g++ --version``, ``nvcc --version``). The candidate's job computes those keys to find its
+    builds, and it cannot start a process (the sandbox refuses it fork and every clone but a thread's)."""
+    from hipforge.execution.cpu.toolchain import Toolchain as CpuToolchain
+    from hipforge.execution.cpu.toolchain import compiler_version
+    from hipforge.execution.cuda.toolchain import Toolchain as CudaToolchain
+    from hipforge.execution.cuda.toolchain import tool_version
+
+    cpu, cuda = CpuToolchain(), CudaToolchain()
+    for tool in {cpu.cxx, cuda.host_cxx, cuda.nvcc}:
+        tool_version(tool)  # an absent tool is cached as such
+    try:
+        compiler_version(cpu.cxx)
+    except (OSError, subprocess.SubprocessError):
+        pass  # no g++: the cpu backend cannot build in any job
 
 
 def build(job: dict[str, Any], mechanisms: list[str], channel: Any) -> None:

@@ -99,7 +99,7 @@ class Evaluation(EvaluationJobs):
             self.gate(cand_server, result)
             self.mark("gate")
         cand = self.open(cand_server, "candidate", parties, role="candidate_job:run", task_sources=self.tasks,
-                         candidate_source=self.candidate, record_writes=True,
+                         candidate_source=self.candidate, record_writes=True, no_processes=True,
                          rss_limit_mb=cfg.memory_limit_mb + int(ready["rss_mb"]),
                          device_memory_mb=self.caps.candidate, env={CANARY: self.canary})
         result.isolation = cand.expect("baseline")["isolation"]

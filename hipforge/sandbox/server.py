@@ -1,8 +1,9 @@
 """The sandbox's server process (``python -m hipforge.sandbox.server``): it imports torch and the role
 modules once, then forks a child per job that enters isolation and runs the job's role, waits for it
-under a memory watch (and, for jobs that ask, answers its write recorder), and makes sure nothing the
-job started survives it. Events go to the client (client.Server) as JSON lines on an inherited pipe,
-each tagged with the job's nonce; the job reads the client's messages from the server's stdin."""
+under a memory watch (and, for jobs that ask, answers its write recorder, which also refuses the processes
+of a job without them), and makes sure nothing the job started survives it. Events go to the client
+(client.Server) as JSON lines on an inherited pipe, each tagged with the job's nonce; the job reads the
+client's messages from the server's stdin."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,19 +153,31 @@ def serve(events_fd: int, root: str, preload: list[str]) -> None:
         os.mkdir(job["workdir"])
         os.mkdir(job["outdir"], 0o700)
         _emit(events_fd, {"event": "job", "outdir": job["outdir"]}, job["nonce"])
-        record = bool(job.get("record_writes")) and seccomp.supported()
+        record = bool(job.get("record_writes") or job.get("no_processes")) and seccomp.supported()
         ours, theirs = socket.socketpair() if record else (None, None)
         pid = os.fork()
         if pid == 0:
             _child(job, events_fd, theirs)
         if theirs is not None:
             theirs.close()  # a job that dies before it answers then reads as "no recorder"
-        recorder = seccomp.Recorder.receive(ours, writable_dirs(job)) if ours else None
+        recorder = seccomp.Recorder.receive(ours, writable_dirs(job), _spawned(events_fd, job)) if ours else None
         status = _wait_watched(pid, job["rss_limit_mb"])
         _cleanup(job, pid)
         writes = recorder.finish() if recorder else []
+        spawns = recorder.spawns if recorder else []
         shutil.rmtree(jobdir, ignore_errors=True)
-        _emit(events_fd, {"event": "exit", **status, "writes": writes, "recorded": recorder is not None}, job["nonce"])
+        _emit(events_fd, {"event": "exit", **status, "writes": writes, "spawns": spawns,
+                          "recorded": recorder is not None}, job["nonce"])
+
+
+def _spawned(events_fd: int, job: dict[str, Any]) -> Callable[[str], None]:
+    """A job without processes that tried to start one is told to its client at once, as the verdict, in
+    the job's own event stream (before the refused syscall returns, so before anything the job says after)."""
+    def tell(what: str) -> None:
+        _emit(events_fd, {"event": "failed", "verdict": "hacked", "hack_check": "process_spawn",
+                          "message": f"tried to start a process (refused by the sandbox): {what}"}, job["nonce"])
+
+    return tell
 
 
 def _child(job: dict[str, Any], events_fd: int, recorder: socket.socket | None) -> None:
@@ -172,8 +186,8 @@ def _child(job: dict[str, Any], events_fd: int, recorder: socket.socket | None) 
     try:
         mechanisms = enter_isolation(job)
         if recorder is not None:
-            if seccomp.offer(recorder):
-                mechanisms.append("write-recorder")
+            if seccomp.offer(recorder, no_processes=bool(job.get("no_processes"))):
+                mechanisms += ["write-recorder"] + (["no-processes"] if job.get("no_processes") else [])
             recorder.close()
         module, _, name = job["role"].partition(":")
         getattr(importlib.import_module(module), name)(job, mechanisms, Channel(events_fd, job["nonce"]))

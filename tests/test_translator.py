@@ -104,8 +104,8 @@ def test_mutated_params_stay_correct(translated):
         "elementwise/gelu_tanh": dict(elems_per_thread=4, block_size=512, fast_math=True),
         "reductions/layernorm": dict(block_size=64, unroll=1),
         "losses/mse": dict(block_size=1024, elems_per_thread=8),
-        "gemm/matmul_transposed_b": dict(tile=16, thread_tile=4),
-        "gemm/bmm": dict(tile=64, thread_tile=4),
+        "gemm/matmul_transposed_b": dict(gemm_tile="64x64x16/4x4", split_k=2),
+        "gemm/bmm": dict(gemm_tile="128x64x8/8x4"),
         "conv/depthwise_conv2d": dict(block_size=128, elems_per_thread=2),
     }
     items = []

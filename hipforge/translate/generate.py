@@ -7,7 +7,8 @@ kernels/) -> emit (the KernelBench-format candidate module).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from hipforge.translate.emit.candidate import module_source
 from hipforge.translate.emit.reference_init import reference_init
@@ -25,6 +26,7 @@ class Generated:
     strategy: str  # elementwise | reduction | gemm | conv | scan | fused-around-aten
     kernels: tuple[str, ...]
     rewrites: tuple[str, ...] = ()  # what simplify proved and rewrote, one note each
+    choices: dict[str, Any] = field(default_factory=dict)  # params resolved from the task (GenParams' "auto")
 
 
 def generate(task_source: str, params: GenParams | None = None) -> Generated:
@@ -39,7 +41,8 @@ def generate(task_source: str, params: GenParams | None = None) -> Generated:
     if rewrites:  # the reader of the kernel sees what was proved away
         doc += f" Rewrites proved for every input: {'; '.join(rewrites)}."
     source = module_source(program, arg_names, reference_init(task_source), doc)
-    return Generated(source, program.strategy, names, rewrites)
+    choices = {key: value for k in program.kernels for key, value in k.choices.items()}
+    return Generated(source, program.strategy, names, rewrites, choices)
 
 
 def _program(traced: TracedTask, params: GenParams) -> tuple[Program, list[str], tuple[str, ...]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from hipforge.translate.kernels.gemm_tiles import parse as parse_tile
+
 
 @dataclass(frozen=True)
 class GenParams:
@@ -13,8 +15,8 @@ class GenParams:
     vector_width: int = 4  # 4: float4 loads/stores on the aligned body, 1: scalar only
     unroll: int = 4  # `#pragma unroll` factor of the strided row loops
     fast_math: bool = False  # __expf/__logf intrinsics (less accurate than expf/logf)
-    tile: int = 32  # GEMM: square shared-memory tile of C (and of A, B along K)
-    thread_tile: int = 2  # GEMM: each thread computes thread_tile x thread_tile outputs
+    gemm_tile: str = "auto"  # GEMM: BMxBNxBK/TMxTN (kernels/gemm_tiles.py), auto: chosen from the task's shapes
+    split_k: int = 0  # GEMM: K slices at least (more where K is long), 0: as many as fill the GPU at run time
 
     def __post_init__(self) -> None:
         # a multiple of 64 fills whole wavefronts on AMD and whole warps on NVIDIA
@@ -24,10 +26,10 @@ class GenParams:
             raise ValueError("vector_width must be 1 or 4")
         if not 1 <= self.elems_per_thread <= 16 or not 1 <= self.unroll <= 16:
             raise ValueError("elems_per_thread and unroll must be in [1, 16]")
-        if self.tile not in (8, 16, 32, 64) or self.thread_tile not in (1, 2, 4) or self.tile % self.thread_tile:
-            raise ValueError("tile must be 8, 16, 32 or 64 and a multiple of thread_tile (1, 2 or 4)")
-        if (self.tile // self.thread_tile) ** 2 > 1024:
-            raise ValueError("a GEMM block would exceed 1024 threads")
+        if self.gemm_tile != "auto":
+            parse_tile(self.gemm_tile)  # raises ValueError naming what is wrong
+        if not 0 <= self.split_k <= 1024:
+            raise ValueError("split_k must be in [0, 1024]")
 
     def with_changes(self, **changes: Any) -> GenParams:
         return replace(self, **changes)

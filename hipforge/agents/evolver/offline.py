@@ -1,7 +1,7 @@
 """The offline evolutionary optimizer: mutate code-generation choices, keep the fastest correct kernel.
 
 Each generation mutates the current best's parameters (block size, elements per thread, vector
-width, unroll, fast-math intrinsics, GEMM tile), evaluates the children on the executor, and the
+width, unroll, fast-math intrinsics, GEMM tile and split-K), evaluates the children on the executor, and the
 fastest correct one seeds the next generation. Every child records its parent (evolved_from).
 Fast-math is only kept where the executor's tolerance check still passes.
 """
@@ -17,6 +17,7 @@ from hipforge.agents.translator.offline import OfflineTranslator
 from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.translate import GenParams
+from hipforge.translate.kernels.gemm_tiles import TILES
 
 CHOICES: dict[str, tuple[object, ...]] = {
     "block_size": (64, 128, 256, 512, 1024),
@@ -24,12 +25,13 @@ CHOICES: dict[str, tuple[object, ...]] = {
     "vector_width": (1, 4),
     "unroll": (1, 2, 4, 8),
     "fast_math": (False, True),
-    "tile": (8, 16, 32),
+    "gemm_tile": ("auto", *TILES),
+    "split_k": (0, 1, 2, 4, 8),
 }
 # the choices that address a bottleneck (execution/profile/signals.py's labels), mutated more often under it
 FAVOURED: dict[str, tuple[str, ...]] = {
     "memory-bound": ("vector_width", "elems_per_thread", "unroll"),
-    "compute-bound": ("fast_math", "tile", "unroll"),
+    "compute-bound": ("fast_math", "gemm_tile", "unroll"),
     "launch-bound": ("elems_per_thread", "block_size"),
 }
 

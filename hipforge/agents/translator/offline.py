@@ -26,5 +26,5 @@ class OfflineTranslator:
         except Untranslatable as exc:
             return Declined(self.name, str(exc))
         return Candidate(generated.source, self.name,
-                         params={**self.params.to_dict(), "strategy": generated.strategy,
+                         params={**self.params.to_dict(), **generated.choices, "strategy": generated.strategy,
                                  "kernels": list(generated.kernels), "rewrites": list(generated.rewrites)})

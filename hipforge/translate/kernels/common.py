@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from hipforge.translate.ir.values import Val, lit
 from hipforge.translate.params import GenParams
@@ -13,6 +14,7 @@ class Kernel:
     name: str  # the host function load_inline binds
     source: str  # device code and host function
     inputs: tuple[Val, ...]  # the tensors the host function takes, in order
+    choices: dict[str, Any] = field(default_factory=dict)  # code-generation choices it resolved (GEMM tile)
 
 
 PROLOGUE = """#include <torch/extension.h>

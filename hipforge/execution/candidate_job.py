@@ -104,13 +104,13 @@ class Harness(CandidateProcess):
     def op_go(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The trial's forwards (``reps`` of them, one unless the parent asks for more), each on its own
         fresh inputs drawn just before it (a refill trial's later forwards: the first one's tensors, refilled);
-        ``ms`` is the sum of their times. Calibration takes the same path
-        with the no-op forward: every step besides the forward itself is the protocol's cost."""
+        ``ms`` is the sum of their times (``cpu_ms`` of their CPU times, on the cpu backend). Calibration takes
+        the same path with the no-op forward: every step besides the forward itself is the protocol's cost."""
         import torch
 
         model = self.noop if self.noop is not None else self.models.get(msg.get("size", 0))
         seeds = rep_seeds(msg["seed"], int(msg.get("reps", 1)))
-        ms = 0.0
+        ms = cpu_ms = 0.0
         for rep, seed in enumerate(seeds):
             self.draw_inputs(seed, into_last=self.refill and rep > 0)
             try:
@@ -126,10 +126,11 @@ class Harness(CandidateProcess):
             # write into this one's buffer (honest reuse). The copy is outside the forward's own time.
             self.outputs.append([kept_copy(o) for o in outputs])
             ms += self.clock.elapsed(start, end)
+            cpu_ms += self.clock.cpu_ms(start, end)
             self.inspect(outputs)
             self.live = outputs
         self.noop = None
-        return {"event": "returned", "ms": ms}
+        return {"event": "returned", "ms": ms, "cpu_ms": cpu_ms}
 
     def op_commit(self, msg: dict[str, Any]) -> dict[str, Any]:
         if any(not hasattr(o, "detach") for outputs in self.outputs for o in outputs):

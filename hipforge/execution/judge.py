@@ -256,7 +256,7 @@ class Judge(Rulings):
         committed = self.cand.ask({"op": "commit", "key": trial.key}, "committed")
         wall = (time.monotonic() - started) * 1e3
         if cpu:
-            cpu.timed.append((trial.reps, cpu.stamp() - cpu_before))
+            cpu.timed.append((trial.reps, cpu.stamp() - cpu_before, float(returned.get("cpu_ms", 0.0))))
         if trial.size == 0 and not trial.late:  # a late trial's wall holds the stream's hold
             self.clock.add(trial.reps, wall)
         if trial.purpose == "timed":

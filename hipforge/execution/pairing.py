@@ -18,8 +18,11 @@ preemption or a foreign load on the cores cannot inflate (a wall taken under ano
 kernel's speedup, since the fiber runtime spreads its blocks over every core while a small eager op runs on
 one). The reference's is read in its own process around the forward; the candidate's from outside, by the
 kernel's clock of its processes, with the job stopped before and after the trial (a running thread's last
-slice is accounted only when it stops), less the same protocol's cost around a no-op forward. So nothing
-the candidate does inside its own process (a patched timer, a native clock hook) moves its time."""
+slice is accounted only when it stops). That reading holds the protocol too (input draws, copies, checksums:
+more CPU than a small kernel's forward), so the candidate's own claim for its forwards is taken, as precise as
+the reference's, as long as the reading does not contradict it: a claim below the reading less the protocol's
+typical cost (the no-op trials' median) is replaced by that bound. Its process cannot start another to hide work in (the sandbox's
+no_processes)."""
 
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from hipforge.execution.verdict import EvalResult, Timing
 
 STOPPED = "TtZX"  # /proc states of a task that runs no more: stopped, traced, exiting
 FREEZE_WAIT_S = 1.0
-CPU_FLOOR_MS = 0.001  # the least CPU time a forward is taken to cost, however steady the protocol
+CPU_FLOOR_MS = 0.001  # the least CPU time a forward is taken to cost
 
 
 class Jobs(Protocol):
@@ -95,28 +98,35 @@ def frozen(jobs: Jobs) -> Iterator[float]:
 @dataclass
 class CandidateCpu:
     """The candidate's CPU time per trial (go -> committed: its forwards, their input draws, the copies and
-    checksums of their outputs), each end read with its job stopped; and the same around the no-op forward
-    before the candidate was imported, whose cheapest trial at R is the protocol's own cost."""
+    checksums of their outputs), each end read with its job stopped; the same around the no-op forward before
+    the candidate was imported (the protocol's own cost); and what the candidate's process says its forwards
+    alone cost in CPU time, read as the reference reads its own."""
 
     freeze: Callable[[], AbstractContextManager[float]]
     noop: dict[int, list[float]] = field(default_factory=dict)  # R -> CPU ms of no-op trials
-    timed: list[tuple[int, float]] = field(default_factory=list)  # (R, CPU ms) of this batch's timed trials
+    timed: list[tuple[int, float, float]] = field(default_factory=list)  # this batch's (R, CPU ms read, claimed)
 
     def stamp(self) -> float:
         with self.freeze() as cpu_ms_now:
             return cpu_ms_now
 
-    def resolution(self, reps: int) -> float:
-        """The least CPU time a trial can tell from the protocol's: how far the no-op's typical trial sits above
-        its cheapest (input draws, copies and checksums in Python jitter by tens of microseconds, more than a
-        small kernel's whole forward on fibers)."""
-        noop = self.noop[reps]
-        return max(statistics.median(noop) - min(noop), CPU_FLOOR_MS * reps)
+    def protocol(self, reps: int) -> float:
+        """The protocol's typical CPU time: the no-op trials' median (their first trials pay for lazy set-up,
+        so their dearest is no bound)."""
+        return statistics.median(self.noop[reps])
+
+    def spread(self, reps: int) -> float:
+        """How far the protocol's typical CPU time sits above its cheapest: about what a claim can understate a
+        forward by on the fastest trial without the parent's reading contradicting it."""
+        return self.protocol(reps) - min(self.noop[reps])
 
     def forwards(self) -> list[float]:
-        """Per forward, each timed trial's CPU time beyond the protocol's cheapest, never below the resolution:
-        a forward cheaper than the protocol's jitter is taken to cost that much (its speedup a lower bound)."""
-        return [max(cpu - min(self.noop[reps]), self.resolution(reps)) / reps for reps, cpu in self.timed]
+        """Per forward: the candidate's own claim (as precise as the reference's reading: the forward alone),
+        but never less than the parent's reading of the trial beyond the protocol's typical cost, so a lie
+        about the time (a patched timer, a native clock hook) gains about the protocol's spread at most. An
+        honest trial whose protocol ran dear is read high; the cheapest trial is the one that counts."""
+        return [max(claimed, read - self.protocol(reps), CPU_FLOOR_MS * reps) / reps
+                for reps, read, claimed in self.timed]
 
 
 class PairedReference:

@@ -45,8 +45,8 @@ class Rulings:
                             "timed_batches": self.timing_batches, "paired_calibration": self.paired is not None,
                             "peak_mb": self.peak_mb,
                             **self.clock.summary(self.timed_reps)}
-        if self.cpu and self.timed_reps in self.cpu.noop:  # the least CPU time the trials could tell apart
-            result.integrity["cpu_resolution_ms"] = round(self.cpu.resolution(self.timed_reps), 4)
+        if self.cpu and self.timed_reps in self.cpu.noop:  # the most a CPU-time claim could understate
+            result.integrity["cpu_protocol_spread_ms"] = round(self.cpu.spread(self.timed_reps), 4)
         self.out_of_order(failures)
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)

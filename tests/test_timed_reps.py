@@ -16,7 +16,8 @@ from hipforge.execution import judge as judge_module
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.evaluate import evaluate
 from hipforge.execution.job_common import rep_seeds
-from hipforge.execution.judge import TIMED_BATCHES, Judge
+from hipforge.execution.judge import Judge
+from hipforge.execution.timed_batches import TIMED_BATCHES
 from hipforge.execution.trials import REFILL_REPS, TIMED_COMPARED, compared_sample, timed_batch
 from hipforge.execution.verdict import Verdict
 from hipforge.execution.wallclock import REPS, WallClock, allowed_reps

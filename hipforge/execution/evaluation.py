@@ -139,7 +139,7 @@ class Evaluation(EvaluationJobs):
 
     def calibrator(self, parties: list[Party]) -> tuple[Party, Any]:
         """A job on a server of its own that never imports the candidate: the no-op trials of a paired retry
-        (judge.Judge.pair), with its thread counter."""
+        (timed_batches.TimedBatches.pair), with its thread counter."""
         server = self.servers.enter_context(self.pool.server())
         party = self.open(server, "calibrator", parties, role="candidate_job:run", task_sources=self.tasks,
                           candidate_source="", rss_limit_mb=self.cfg.memory_limit_mb)

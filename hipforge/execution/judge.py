@@ -1,7 +1,8 @@
 """The judge: runs in the parent, never in a process that imported the candidate. It drives the reference's
 process and the candidate's process through the trials, compares what each returned, checks the
 candidate's reported times against its own clock, counts the candidate's OS threads from outside and reads
-the writes its recorder refused; the verdict is made here from those facts alone.
+the writes its recorder refused; the verdict is made here from those facts alone. Its timed phase is
+timed_batches.py, its rulings on the trials rulings.py.
 """
 
 from __future__ import annotations
@@ -20,13 +21,11 @@ from hipforge.execution.outputs_check import OutputCheck, shipped
 from hipforge.execution.pairing import CandidateCpu, PairedReference
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
-from hipforge.execution.trials import Trial, TrialLog, compared_sample, fresh, plan, timed_batch
-from hipforge.execution.verdict import EvalResult, Timing, Verdict, conclude
+from hipforge.execution.timed_batches import TimedBatches
+from hipforge.execution.trials import Trial, TrialLog, fresh, plan
+from hipforge.execution.verdict import EvalResult, Verdict, conclude
 from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
-from hipforge.execution.write_floor import below_floor
 
-TIMED_BATCHES = 3  # batches of timed trials at the final R at most, while the parent's clock contradicts them
-RETRY_PAUSE_S = 0.5
 BUSY_SIGHTINGS = 2  # a thread the candidate started, runnable this often after returns, is work left running
 
 
@@ -40,7 +39,7 @@ def left_running(started: dict[int, str], busy: Counter[int], alive: dict[int, t
             if tid in alive and busy[tid] + (alive[tid][0] in "RD") >= sightings]
 
 
-class Judge(Rulings):
+class Judge(TimedBatches, Rulings):
     def __init__(self, cfg: EvalConfig, reference: Party, candidate: Party, threads: Any,
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
                  bytes_per_rep: int = 0, phases: Phases | None = None,
@@ -99,16 +98,6 @@ class Judge(Rulings):
         self.clock.add_noop_report(reps, float(returned.get("ms", 0.0)) / reps)
         party.ask({"op": "drop"}, "dropped")
 
-    def pair(self) -> None:
-        """From here on the timed trials at the final R are weighed against no-op trials taken beside them, in
-        the calibrator: the calibration before the import was taken at another moment, and a machine busy
-        with other evaluations (their builds, their references' compiles) moves the protocol's cost by more
-        than a small kernel's whole forward, either way. The calibrator never imports the candidate, so
-        nothing the candidate does inside its own process reaches these no-op trials."""
-        if self.paired is None and self.calibrator is not None:
-            self.paired = self.calibrator()
-            self.clock.restart(self.timed_reps)
-
     @contextmanager
     def holding(self, hold: AbstractContextManager[None], step: bool = False) -> Iterator[None]:
         """A phase once its hold on the device is granted: the parties' deadlines count from here, or, for the
@@ -135,35 +124,7 @@ class Judge(Rulings):
         self.run_all(trials, failures)
         # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it
         self.timed_reps = self.clock.first_choice()
-        batches = 0
-        sample = compared_sample(cfg.backend, cfg.timed_trials)
-
-        def timed(reps: int) -> None:
-            nonlocal batches
-            self.log.reported.clear()  # a batch's times replace the batch's before it; the walls add up
-            if self.reference and self.cpu:
-                self.reference.restart()
-                self.cpu.timed.clear()
-            # cpu: no build beside the rounds, however many the cores (the cores first, as a retry takes them)
-            with self.phases.retry() if self.reference else nullcontext():
-                self.run_timed(timed_batch(len(trials) + batches * cfg.timed_trials, cfg.timed_trials,
-                                           cfg.timed_full_checks, reps, sample), failures)
-            self.timed_reps, batches = reps, batches + 1
-
-        timed(self.timed_reps)
-        while not wrong(failures) and (more := self.clock.rerun(self.timed_reps, self.reported_ms())):
-            timed(more)
-        # a machine busy with other evaluations' builds and work can hold every trial of a batch back; a faked
-        # clock is contradicted again in a later batch, timed once the builds in flight are done (and none start
-        # meanwhile), while an honest kernel's fastest walls come down
-        at_final_reps = 1
-        while at_final_reps < TIMED_BATCHES and not wrong(failures) and self.contradicted():
-            time.sleep(RETRY_PAUSE_S)
-            self.pair()
-            with nullcontext() if self.reference else self.phases.retry():
-                timed(self.timed_reps)
-            at_final_reps += 1
-        self.timing_batches = batches
+        self.timed_phase(len(trials), failures)
         result.seeds, result.trials = list(cfg.seeds), len(cfg.seeds)
         alive = self.threads()
         left = left_running(self.log.started, self.log.busy, alive, 1 if wrong(failures) else BUSY_SIGHTINGS)
@@ -213,26 +174,6 @@ class Judge(Rulings):
             if why and trial.purpose not in failures:
                 failures[trial.purpose] = (trial, why)
 
-    def run_timed(self, batch: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
-        """A batch of timed trials holding the device alone; then, beside other evaluations' untimed work, the
-        reference's outputs for the sample of them that is compared (every one committed its checksums before
-        it could know whether it is in the sample). None once an output was wrong: the verdict is made."""
-        if wrong(failures):
-            return
-        committed = []
-        with self.holding(self.phases.timed()):
-            for trial in batch:
-                if self.paired:
-                    self.noop_trial(*self.paired, trial.reps)
-                if self.reference:
-                    self.reference.trial()
-                committed.append((trial, *self.candidate_side(trial)))
-        for step, (trial, sums, files) in enumerate(c for c in committed if c[0].compared):
-            with self.sharing(step):
-                why = self.compared(trial, sums, files)
-            if why and trial.purpose not in failures:
-                failures[trial.purpose] = (trial, why)
-
     def one(self, trial: Trial) -> str | None:
         """Run one trial; None if the candidate's outputs agree with the reference's, else why not."""
         return self.compared(trial, *self.candidate_side(trial))
@@ -278,25 +219,3 @@ class Judge(Rulings):
         finally:
             for path in shipped(files, ref.get("files", [])):
                 Path(path).unlink(missing_ok=True)
-
-    def reported_ms(self) -> float:
-        return Timing.from_samples(self.log.reported).typical_ms(self.cfg.backend)
-
-    def contradicted(self) -> str | None:
-        return self.clock.contradiction(self.reported_ms(), self.timed_reps)
-
-    def candidate_ms(self) -> list[float]:
-        """The candidate's times per forward of the timed trials: on the cpu backend its CPU times read from
-        outside (pairing.py), elsewhere what its events reported (checked against the parent's clock)."""
-        return self.cpu.forwards() if self.cpu else list(self.log.reported)
-
-    def timing(self) -> Timing:
-        """The candidate's times per forward, unless the parent's own clock contradicts the times it reported,
-        or they are shorter than writing the outputs takes (where they are the candidate's own: not views of
-        inputs)."""
-        if why := self.contradicted():
-            batches = f" ({self.timing_batches} batches of timed trials)" if self.timing_batches > 1 else ""
-            raise conclude(Verdict.HACKED, why + batches, hack_check="timing_mismatch", phase="time")
-        if not self.aliases and (why := below_floor(self.reported_ms(), self.written, self.device)):
-            raise conclude(Verdict.HACKED, why, hack_check="timing_mismatch", phase="time")
-        return Timing.from_samples(self.candidate_ms())

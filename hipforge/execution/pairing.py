@@ -21,8 +21,8 @@ kernel's clock of its processes, with the job stopped before and after the trial
 slice is accounted only when it stops). That reading holds the protocol too (input draws, copies, checksums:
 more CPU than a small kernel's forward), so the candidate's own claim for its forwards is taken, as precise as
 the reference's, as long as the reading does not contradict it: a claim below the reading less the protocol's
-typical cost (the no-op trials' median) is replaced by that bound. Its process cannot start another to hide work in (the sandbox's
-no_processes)."""
+typical cost (the no-op trials' median) is replaced by that bound. Its process cannot start another to hide
+work in (the sandbox's no_processes)."""
 
 from __future__ import annotations
 
@@ -133,7 +133,7 @@ class PairedReference:
     """The reference's half of each round: one eager forward (and one torch.compile forward, if compiled) on
     fresh inputs, timed in the reference's own process while the candidate's is frozen."""
 
-    def __init__(self, ref: Party, warmup: int, freeze: Callable[[], AbstractContextManager[None]]) -> None:
+    def __init__(self, ref: Party, warmup: int, freeze: Callable[[], AbstractContextManager[float]]) -> None:
         self.ref, self.warmup, self.freeze = ref, warmup, freeze
         self.eager: list[float] = []
         self.compiled: list[float] = []

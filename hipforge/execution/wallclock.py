@@ -80,7 +80,7 @@ class WallClock:
         self.noop_reported.setdefault(reps, []).append(reported_ms)
 
     def restart(self, reps: int) -> None:
-        """Forget R's walls and calibration: what follows at R is measured side by side (Judge.pair)."""
+        """Forget R's walls and calibration: what follows at R is measured side by side (TimedBatches.pair)."""
         for samples in (self.calibration, self.walls, self.noop_reported):
             samples.pop(reps, None)
 

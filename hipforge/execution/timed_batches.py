@@ -1,0 +1,131 @@
+"""The judge's timed phase: batches of timed trials at the R the parent's walls chose, each holding the device
+alone (on the cpu backend paired round by round with the reference's trials, pairing.py), timed again while the
+parent's clock contradicts what the candidate reported, and the candidate's timing from them. A part of the judge
+(hipforge.execution.judge.Judge), kept apart from the checked trials and the verdict."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.device_lock import Phases
+from hipforge.execution.rulings import wrong
+from hipforge.execution.trials import Trial, TrialLog, compared_sample, timed_batch
+from hipforge.execution.verdict import Timing, Verdict, conclude
+from hipforge.execution.wallclock import WallClock
+from hipforge.execution.write_floor import below_floor
+
+TIMED_BATCHES = 3  # batches of timed trials at the final R at most, while the parent's clock contradicts them
+RETRY_PAUSE_S = 0.5
+
+
+class TimedBatches:
+    """Mixed into Judge, which runs each trial (``candidate_side``, ``compared``) and holds the device."""
+
+    cfg: EvalConfig
+    log: TrialLog
+    clock: WallClock
+    phases: Phases
+    calibrator: Callable[[], tuple[Any, Any]] | None
+    paired: tuple[Any, Any] | None
+    reference: Any  # pairing.PairedReference on the cpu backend
+    cpu: Any  # pairing.CandidateCpu on the cpu backend
+    timed_reps: int
+    timing_batches: int
+    aliases: bool
+    written: int
+    device: str
+    holding: Callable[..., AbstractContextManager[None]]
+    sharing: Callable[[int], AbstractContextManager[None]]
+    noop_trial: Callable[..., None]
+    candidate_side: Callable[[Trial], tuple[dict[str, Any], Any]]
+    compared: Callable[[Trial, dict[str, Any], Any], str | None]
+
+    def timed_phase(self, done: int, failures: dict[str, tuple[Trial, str]]) -> None:
+        """The batches of timed trials, after the ``done`` trials before them: at the R chosen, then at each R
+        the parent's walls ask for, then again at the final R while the parent's clock contradicts them."""
+        cfg = self.cfg
+        batches = 0
+        sample = compared_sample(cfg.backend, cfg.timed_trials)
+
+        def timed(reps: int) -> None:
+            nonlocal batches
+            self.log.reported.clear()  # a batch's times replace the batch's before it; the walls add up
+            if self.reference:  # the cpu backend, where self.cpu is set too
+                self.reference.restart()
+                self.cpu.timed.clear()
+            # cpu: no build beside the rounds, however many the cores (the cores first, as a retry takes them)
+            with self.phases.retry() if self.reference else nullcontext():
+                self.run_timed(timed_batch(done + batches * cfg.timed_trials, cfg.timed_trials,
+                                           cfg.timed_full_checks, reps, sample), failures)
+            self.timed_reps, batches = reps, batches + 1
+
+        timed(self.timed_reps)
+        while not wrong(failures) and (more := self.clock.rerun(self.timed_reps, self.reported_ms())):
+            timed(more)
+        # a machine busy with other evaluations' builds and work can hold every trial of a batch back; a faked
+        # clock is contradicted again in a later batch, timed once the builds in flight are done (and none start
+        # meanwhile), while an honest kernel's fastest walls come down
+        at_final_reps = 1
+        while at_final_reps < TIMED_BATCHES and not wrong(failures) and self.contradicted():
+            time.sleep(RETRY_PAUSE_S)
+            self.pair()
+            with nullcontext() if self.reference else self.phases.retry():
+                timed(self.timed_reps)
+            at_final_reps += 1
+        self.timing_batches = batches
+
+    def pair(self) -> None:
+        """From here on the timed trials at the final R are weighed against no-op trials taken beside them, in
+        the calibrator: the calibration before the import was taken at another moment, and a machine busy
+        with other evaluations (their builds, their references' compiles) moves the protocol's cost by more
+        than a small kernel's whole forward, either way. The calibrator never imports the candidate, so
+        nothing the candidate does inside its own process reaches these no-op trials."""
+        if self.paired is None and self.calibrator is not None:
+            self.paired = self.calibrator()
+            self.clock.restart(self.timed_reps)
+
+    def run_timed(self, batch: list[Trial], failures: dict[str, tuple[Trial, str]]) -> None:
+        """A batch of timed trials holding the device alone; then, beside other evaluations' untimed work, the
+        reference's outputs for the sample of them that is compared (every one committed its checksums before
+        it could know whether it is in the sample). None once an output was wrong: the verdict is made."""
+        if wrong(failures):
+            return
+        committed = []
+        with self.holding(self.phases.timed()):
+            for trial in batch:
+                if self.paired:
+                    self.noop_trial(*self.paired, trial.reps)
+                if self.reference:
+                    self.reference.trial()
+                committed.append((trial, *self.candidate_side(trial)))
+        for step, (trial, sums, files) in enumerate(c for c in committed if c[0].compared):
+            with self.sharing(step):
+                why = self.compared(trial, sums, files)
+            if why and trial.purpose not in failures:
+                failures[trial.purpose] = (trial, why)
+
+    def reported_ms(self) -> float:
+        return Timing.from_samples(self.log.reported).typical_ms(self.cfg.backend)
+
+    def contradicted(self) -> str | None:
+        return self.clock.contradiction(self.reported_ms(), self.timed_reps)
+
+    def candidate_ms(self) -> list[float]:
+        """The candidate's times per forward of the timed trials: on the cpu backend its CPU times read from
+        outside (pairing.py), elsewhere what its events reported (checked against the parent's clock)."""
+        return self.cpu.forwards() if self.cpu else list(self.log.reported)
+
+    def timing(self) -> Timing:
+        """The candidate's times per forward, unless the parent's own clock contradicts the times it reported,
+        or they are shorter than writing the outputs takes (where they are the candidate's own: not views of
+        inputs)."""
+        if why := self.contradicted():
+            batches = f" ({self.timing_batches} batches of timed trials)" if self.timing_batches > 1 else ""
+            raise conclude(Verdict.HACKED, why + batches, hack_check="timing_mismatch", phase="time")
+        if not self.aliases and (why := below_floor(self.reported_ms(), self.written, self.device)):
+            raise conclude(Verdict.HACKED, why, hack_check="timing_mismatch", phase="time")
+        return Timing.from_samples(self.candidate_ms())

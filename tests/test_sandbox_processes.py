@@ -2,7 +2,8 @@
 job's fork does, and the supervisor side (seccomp.Recorder) answers it here. Threads work; fork, vfork, a clone
 without CLONE_THREAD and posix_spawn are refused and recorded, and no child runs; clone3 fails with ENOSYS
 unrecorded (glibc then makes its threads with clone). A job without the flag still starts processes. A
-syscall of another ABI (i386 through int 0x80) is refused and recorded in any filtered job."""
+syscall of another ABI (i386 through int 0x80) is refused and recorded in any filtered job. Last, through
+the evaluator: a fork after the candidate's last answer, known only from its job's exit, is hacked too."""
 
 from __future__ import annotations
 
@@ -153,3 +154,20 @@ def test_a_job_with_processes_still_starts_them(tmp_path) -> None:
     assert seen["posix_spawn"] == "spawned" and seen["spawns"] == [] and seen["told"] == []
     with open(marker) as f:
         assert f.read().count("ran") == 4
+
+
+def test_a_candidate_that_forks_after_its_last_answer_is_hacked() -> None:
+    """A job's process ends through os._exit (sandbox/server.py), so atexit handlers and interpreter teardown
+    never run there; a candidate that rebinds os._exit forks as its process exits, correct on every trial and
+    after every answer the parent reads. The supervisor refuses the fork and records it in the job's exit
+    (spawns): the verdict is hacked / process_spawn as for a fork during the trials."""
+    from hipforge.execution.verdict import Verdict
+    from tests.test_trust_boundary import _no_processes_here, around
+
+    _no_processes_here()
+    prelude = ("_exit = os._exit\n\n\ndef _fork_then_exit(code):\n    libc = ctypes.CDLL(None)\n"
+               "    libc.syscall.restype = ctypes.c_long\n    if libc.syscall(57) == 0:  # fork(2)\n"
+               "        _exit(0)\n    _exit(code)\n\n\nos._exit = _fork_then_exit\n")
+    result = around("relu", "return honest(self, x)", prelude=prelude)
+    assert result.verdict == Verdict.HACKED and result.hack_check == "process_spawn", result.message
+    assert "fork()" in result.message, result.message

@@ -26,6 +26,7 @@ import torch.utils.cpp_extension
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hipforge.execution.cuda import CudaBackend  # noqa: E402
+from hipforge.execution.measure import event_times  # noqa: E402
 
 SEEDS = (0, 1)
 FLUSH_BYTES = 256 << 20  # KernelBench's L2 flush: write 256 MB before each trial
@@ -35,23 +36,6 @@ def module(name: str, source: str) -> types.ModuleType:
     mod = types.ModuleType(name)
     exec(compile(source, f"<{name}>", "exec"), mod.__dict__)  # noqa: S102 - our own translator's output
     return mod
-
-
-def time_ms(fn: Callable[[], Any], flush: torch.Tensor, warmup: int, trials: int) -> list[float]:
-    """CUDA-event times of `trials` calls after `warmup`, the L2 flushed before each."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(trials):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return times
 
 
 def contraction(inputs: list[torch.Tensor], out: torch.Tensor) -> int:
@@ -78,7 +62,7 @@ def measure_problem(problem: dict[str, Any], emit: Callable[[dict[str, Any]], No
     flops = 2.0 * out.numel() * k
     shape = " x ".join(str(tuple(x.shape)) for x in inputs if isinstance(x, torch.Tensor)) + f" -> {tuple(out.shape)}"
     with torch.no_grad():
-        ref_ms = statistics.median(time_ms(lambda: reference(*inputs), flush, warmup, trials))
+        ref_ms = statistics.median(event_times(lambda: reference(*inputs), warmup, trials, flush))
     base = {"problem": problem["id"], "name": problem["name"], "shape": shape, "K": k, "torch_ms": ref_ms,
             "torch_tflops": flops / ref_ms / 1e9}
     for cand in problem["candidates"]:
@@ -98,7 +82,7 @@ def measure_problem(problem: dict[str, Any], emit: Callable[[dict[str, Any]], No
                     if got.shape != ref.shape or not torch.allclose(got, ref, atol=1e-4, rtol=1e-4):
                         raise AssertionError(f"mismatch: shape {tuple(got.shape)}, max abs error {errors[-1]:.3g}")
                     del got
-                times = time_ms(lambda m=model: m(*inputs), flush, warmup, trials)
+                times = event_times(lambda m=model: m(*inputs), warmup, trials, flush)
             ours = statistics.median(times)
             row |= {"status": "ok", "max_abs_err": max(errors), "ours_ms": ours, "ours_tflops": flops / ours / 1e9,
                     "ratio": ref_ms / ours, "ours_ms_min": min(times), "ours_ms_max": max(times)}

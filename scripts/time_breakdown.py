@@ -31,18 +31,9 @@ HEAVY = re.compile(r"^(?!triton_).*(gemm|conv|cudnn|cutlass|cublas|xmma|sm90_|sm
 
 def event_ms(fn, trials: int) -> float:  # noqa: ANN001
     """Median of `trials` event-timed calls after 3 warm-ups (KernelBench's protocol, no L2 flush)."""
-    import torch
+    from hipforge.execution.measure import event_times  # imports torch, as the other helpers do here
 
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(trials):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
+    times = event_times(fn, 3, trials)
     return sorted(times)[len(times) // 2]
 
 

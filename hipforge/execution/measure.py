@@ -46,6 +46,26 @@ def time_callable(fn: Callable[[list[Any]], Any], cfg: EvalConfig, device: str,
     return asdict(Timing.from_samples(samples))
 
 
+def event_times(fn: Callable[[], Any], warmup: int, trials: int, flush: Any = None) -> list[float]:
+    """CUDA-event times (ms) of ``trials`` calls of ``fn`` after ``warmup`` untimed ones, ``flush`` (a device
+    tensor, L2-sized or more) zeroed before each if given: the GPU scripts' loop, for trusted code run
+    in-process (scripts/gpu_gemm_measure.py, scripts/time_breakdown.py)."""
+    for _ in range(warmup):
+        fn()
+    cuda_sync()
+    times = []
+    for _ in range(trials):
+        if flush is not None:
+            flush.zero_()
+        start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        cuda_sync()
+        times.append(start.elapsed_time(end))
+    return times
+
+
 def cpu_time_once(fn: Callable[[], Any]) -> float:
     """One call's CPU time in ms (every thread of this process; idle OpenMP workers sleep, sandbox/env.py),
     without autograd: a reference trial of the cpu backend's paired rounds, which preemption cannot inflate."""

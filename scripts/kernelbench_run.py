@@ -28,6 +28,7 @@ from hipforge.bench.kernelbench import load_kernelbench  # noqa: E402
 from hipforge.bench.scoring import TaskScore, summary  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.executor import LocalExecutor  # noqa: E402
+from hipforge.execution.job_common import ALLOW_TF32  # noqa: E402
 from hipforge.tasks import smoke_sources  # noqa: E402
 
 
@@ -66,6 +67,34 @@ def score_table(stage: str, table: dict, by_name: dict, levels: list[int], over:
     return rows
 
 
+def result_row(stage: str, table: dict, by_name: dict, level: int) -> dict:
+    """One level of one stage in the committed summary's shape: rates over all of the level's tasks (declined
+    and failed ones count as not correct), geomeans over the correct ones (None where nothing was timed)."""
+    names = [n for n in by_name if by_name[n].level == level]
+    eager = summary([score(n, table[n]) for n in names])
+    compiled = summary([score(n, table[n], "compiled") for n in names])
+    timed_compiled = any(table[n] is not None and table[n].speedup_compiled for n in names)
+    return {"level": level, "stage": stage, "n": len(names), "correct": eager["correct"], "fast_1": eager["fast_1"],
+            "geomean_eager": eager["geomean"], "geomean_compiled": compiled["geomean"] if timed_compiled else None,
+            "faster_than_compiled": compiled["fast_1"] if timed_compiled else None}
+
+
+def run_meta(args: argparse.Namespace) -> dict:
+    """What the committed summary was measured with: the device, torch, the TF32 setting every reference and
+    candidate process ran under (PyTorch's own default lets eager convolutions take TF32 through cuDNN), the
+    protocol and the fp32 tolerance."""
+    import torch
+
+    cuda = args.backend == "cuda" and torch.cuda.is_available()
+    atol, rtol = EvalConfig().tolerance("float32")
+    return {"device": torch.cuda.get_device_name() if cuda else args.backend, "torch": torch.__version__,
+            "backend": args.backend, "arch": args.arch, "evolve": args.evolve,
+            "timed_trials": args.timed_trials or "backend default", "tolerance_fp32": {"atol": atol, "rtol": rtol},
+            "allow_tf32": {"cudnn": ALLOW_TF32, "matmul": ALLOW_TF32, "default_in_pytorch": {"cudnn": True,
+                                                                                              "matmul": False}},
+            "rates": "over all tasks of the level", "geomeans": "over the correct tasks"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", required=True)
@@ -84,6 +113,9 @@ def main() -> None:
     parser.add_argument("--timed-trials", type=int, default=0, help="timed trials per measurement (0: the backend's "
                         "protocol, KernelBench's 100 on GPUs); fewer when only verdicts are wanted")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--results", type=Path,
+                        help="also write the run's summary as committed under results/: rows {level, stage, n, "
+                        "correct, fast_1, geomean_eager, geomean_compiled, faster_than_compiled}")
     args = parser.parse_args()
     timing = {"timed_trials": args.timed_trials, "warmup": 1} if args.timed_trials else {}
     compiled_levels = {int(x) for x in args.compiled_levels.split(",") if x}
@@ -176,6 +208,13 @@ def main() -> None:
         print(f"\nover torch.compile ({stage}):")
         rows.append(score_table(stage, table, by_name, sorted(compiled_levels & set(levels)), over="compiled"))
     write(evolved, bandwidth_of(evolved, "best"))
+    if args.results:
+        summary_rows = [result_row(stage, table, by_name, level) for stage, table in stages for level in levels]
+        if evolving:  # the final kernels: each task's best of translation and evolution
+            summary_rows += [{**result_row("evolved", evolved, by_name, level), "stage": "best"} for level in levels]
+        else:
+            summary_rows += [{**result_row("translated", results, by_name, level), "stage": "best"} for level in levels]
+        args.results.write_text(json.dumps({"meta": run_meta(args), "rows": summary_rows}, indent=1))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ def load_task(source: str, name: str) -> types.ModuleType:
     return module
 
 
+ALLOW_TF32 = False  # every job's cuDNN and matmul setting on the cuda backend (reports state it)
+
 def setup_device(device: str, memory_cap_mb: float = 0.0) -> None:
     """``memory_cap_mb``: the most device memory this process's allocator may reserve (0: no cap), the share
     its evaluation was admitted with (hipforge.execution.device_memory); past it the allocator recycles its
@@ -26,8 +28,8 @@ def setup_device(device: str, memory_cap_mb: float = 0.0) -> None:
     import torch
 
     if device == "cuda":  # fp32 means fp32: cuDNN convs would otherwise run the reference in TF32
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = ALLOW_TF32
+        torch.backends.cuda.matmul.allow_tf32 = ALLOW_TF32
         # the work is on the GPU: a CPU thread pool per job (one per core) only uses up RLIMIT_NPROC
         torch.set_num_threads(min(torch.get_num_threads(), GPU_JOB_CPU_THREADS))
         if memory_cap_mb > 0:

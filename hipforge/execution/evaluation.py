@@ -32,6 +32,7 @@ class Evaluation(EvaluationJobs):
         super().__init__(cfg, mode, pool, candidate, gate_known)
         self.baseline, self.fp32, self.owns_device = baseline, False, False
         self.caps = Caps(0.0, 0.0)
+        self.exits: dict[str, dict[str, Any]] = {}  # job name -> its exit event, once it has quit
         self.stages: dict[str, float] = {}  # stage -> seconds it took (the record of where an evaluation went)
         self.last_mark = 0.0
         resized = second_size(task) if cfg.second_size else None
@@ -43,6 +44,7 @@ class Evaluation(EvaluationJobs):
         self.canary = secrets.token_hex(8)
         self.last_mark = time.monotonic()
         parties: list[Party] = []
+        self.exits = {}
         self.servers = ExitStack()  # the calibrator's, if a paired retry opens one
         phases = Phases(device_lock, self.cfg.backend)
         try:
@@ -53,7 +55,7 @@ class Evaluation(EvaluationJobs):
                                       if k not in own and v not in (None, "", [], {}) and not getattr(c.result, k)})
             result = c.result
         finally:
-            exits = self.finish(parties, (ref_server, cand_server))
+            exits = {**self.exits, **self.finish(parties, (ref_server, cand_server))}
             self.servers.close()
         result.output_tail = cand_server.tail() if cand_server.alive() else result.output_tail
         result.integrity["stages_s"] = self.stages
@@ -87,9 +89,12 @@ class Evaluation(EvaluationJobs):
         with DEVICE_MEMORY.hold(device_key(cfg.backend), share_mb(sized["mb"], flush), sized["capacity_mb"],
                                 alone=self.owns_device):
             self.mark("memory_wait")
-            ref.session.send({"op": "admit", "device_memory_mb": self.caps.reference})
-            ref.deadline = time.monotonic() + cfg.compile_timeout_s  # the wait for memory is not its time
-            self.judged(ref, cand_server, phases, result, parties)
+            try:
+                ref.session.send({"op": "admit", "device_memory_mb": self.caps.reference})
+                ref.deadline = time.monotonic() + cfg.compile_timeout_s  # the wait for memory is not its time
+                self.judged(ref, cand_server, phases, result, parties)
+            finally:  # its processes hold their device memory until they exit: the hold ends after them
+                self.exits = self.finish(parties, (ref_server, cand_server))
 
     def judged(self, ref: Party, cand_server: Server, phases: Phases, result: EvalResult,
                parties: list[Party]) -> None:

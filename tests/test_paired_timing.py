@@ -185,3 +185,20 @@ def test_the_candidates_cpu_claim_stands_until_the_parents_reading_contradicts_i
     cpu.noop[4] = [4.0, 4.0, 4.0]
     cpu.timed = [(4, 6.0, 1.0)]
     assert cpu.forwards() == pytest.approx([0.5])  # per forward of a trial of R = 4: the reading's 2.0 / 4
+
+
+def test_the_cpu_calibration_forward_returns_fresh_written_outputs_as_a_forward_does() -> None:
+    """On the host, freeing a forward's outputs is part of the protocol: the no-op must make them afresh (and
+    write them) for its CPU time to hold that cost; GPU backends keep handing back the same tensors."""
+    import torch
+
+    from hipforge.execution.forward_outputs import noop_module
+
+    template = [torch.ones(3, 5), torch.ones(2, dtype=torch.float64)]
+    fresh = noop_module(template, fresh=True)
+    first, second = fresh(), fresh()
+    assert all(a is not b and a.data_ptr() != b.data_ptr() for a, b in zip(first, second, strict=True))
+    assert [(o.shape, o.dtype) for o in first] == [(t.shape, t.dtype) for t in template]
+    assert all(not o.any() for o in first)
+    kept = noop_module(template, fresh=False)
+    assert all(a is t for a, t in zip(kept(), template, strict=True))

@@ -66,7 +66,7 @@ class Harness(CandidateProcess):
         self.outputs, self.args = [], []
         if msg.get("noop"):  # calibration: the same protocol around a forward that does nothing
             self.noop = noop_module([torch.zeros(m["shape"], dtype=getattr(torch, m["dtype"]), device=self.device)
-                              for m in msg["meta"]])
+                                     for m in msg["meta"]], fresh=self.device == "cpu")
         elif msg["size"] not in self.models:  # the second size's ModelNew, built before its first trial
             try:
                 with self.guard.armed():

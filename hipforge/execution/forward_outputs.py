@@ -6,14 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 
-def noop_module(outputs: list[Any]) -> Any:
+def noop_module(outputs: list[Any], fresh: bool) -> Any:
     """Calibration's forward: a module called like ModelNew (through nn.Module's call, under the armed guard,
-    then inspected) that computes nothing and returns ``outputs``."""
+    then inspected) that computes nothing and returns ``outputs``, or (``fresh``: the cpu backend) fresh zeroed
+    tensors like them. Fresh and written, as a forward's own outputs are: on the host, freeing them (when the
+    next forward replaces them) is the protocol's, and a no-op that handed back the same tensors left that out
+    of the protocol's CPU time, so an honest small kernel's trial read 0.3 ms of CPU above its claim plus the
+    no-op's, and that excess replaced its claim (relu's cpu speedup ranged 2x over 3 quiet runs). The zeroing
+    is counted as protocol: a claim can then understate a forward by at most the cost of writing its outputs
+    once (pairing.CandidateCpu). GPU backends keep the same tensors: their allocator's frees cost nothing, and
+    a memset of KernelBench-size outputs would loosen the wall check by milliseconds."""
     import torch
 
     class Noop(torch.nn.Module):
         def forward(self, *args: Any) -> list[Any]:
-            return outputs
+            return [torch.zeros_like(o) for o in outputs] if fresh else outputs
 
     return Noop()
 

@@ -8,7 +8,8 @@ CUDA-event times of ours and of the reference's forward (torch.matmul / bmm / ei
 the triu / tril of 14 and 15) with TF32 off, the L2 flushed by writing 256 MB before each trial, a few
 warm-ups, the median of the trials. A crash takes down one candidate: the child is started again after it.
 Needs torch and nvcc (no Dagster, DuckDB or pydantic). Prints a table and writes the rows as JSON.
-    python scripts/gpu_gemm_bench.py --source KB.jsonl --out $OUT/gemm_bench.json [--variants]
+--variants measures every tile of gemm_tiles.TILES (block-tiled and warp-tiled, ...wWMxWN); --tiles a few.
+    python scripts/gpu_gemm_bench.py --source KB.jsonl --out $OUT/gemm_bench.json [--variants | --tiles T1,T2]
 """
 
 from __future__ import annotations
@@ -44,10 +45,10 @@ def load_problems(source: Path, ids: list[int]) -> list[dict[str, Any]]:
     return [{"id": i, "name": found[i]["name"], "code": found[i]["code"]} for i in ids if i in found]
 
 
-def variants(problem_id: int, all_tiles: bool) -> list[tuple[str, int]]:
+def variants(problem_id: int, all_tiles: bool, tiles: tuple[str, ...] = TILES) -> list[tuple[str, int]]:
     if not all_tiles:
         return [("auto", 0)]
-    return [("auto", 0), *((t, 0) for t in TILES), *(("auto", s) for s in SPLIT_VARIANTS.get(problem_id, ()))]
+    return [("auto", 0), *((t, 0) for t in tiles), *(("auto", s) for s in SPLIT_VARIANTS.get(problem_id, ()))]
 
 
 def build(code: str, tile: str, split_k: int, arch: str) -> dict[str, Any]:
@@ -125,19 +126,25 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="write the rows here as JSON")
     parser.add_argument("--problems", default=",".join(map(str, PROBLEMS)))
     parser.add_argument("--variants", action="store_true", help="every tile of gemm_tiles.TILES, and split-K counts")
+    parser.add_argument("--tiles", default="", help="comma-separated tiles (gemm_tiles.parse spellings) in place of "
+                        "TILES; implies --variants")
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2), help="parallel builds")
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--budget", type=float, default=330.0, help="seconds for the whole run")
     args = parser.parse_args()
+    tiles = tuple(t for t in args.tiles.split(",") if t) or TILES
+    for t in tiles:
+        GenParams(gemm_tile=t)  # a misspelt tile fails here, not in every build
+    args.variants = args.variants or bool(args.tiles)
     start = time.monotonic()
     problems = load_problems(args.source, [int(x) for x in args.problems.split(",")])
     spawn = multiprocessing.get_context("spawn")  # the workers import torch afresh, no CUDA state forked
     rows: list[dict[str, Any]] = []
     with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=spawn) as pool:
         futures = {(p["id"], t, s): pool.submit(build, p["code"], t, s, args.arch)
-                   for p in problems for t, s in variants(p["id"], args.variants)}
+                   for p in problems for t, s in variants(p["id"], args.variants, tiles)}
         for p in problems:
             p["candidates"], seen = [], {}
             for (pid, tile, split_k), future in futures.items():

@@ -138,13 +138,19 @@ def test_no_hard_coded_warp_width(translated):
     """Lane and wavefront arithmetic goes through warpSize (64 on AMD, 32 on NVIDIA)."""
     for task, out in translated.values():
         if isinstance(out, Candidate):
-            hip = re.sub(r"//[^\n]*", "", out.source.split('r"""', 1)[1].split('"""', 1)[0])
-            assert not re.search(r"[%&]\s*(31|32|63|64)\b", hip), task.name
-            for line in hip.splitlines():
-                if WARP_LINE.search(line):
-                    assert not re.search(r"\b(16|32|64)\b", line), (task.name, line)
-            if "__shfl" in hip:
-                assert "warpSize" in hip, task.name
+            assert_no_hard_coded_warp_width(task.name, out.source)
+
+
+def assert_no_hard_coded_warp_width(name: str, source: str) -> None:
+    """A candidate's HIP (comments aside) takes no % or & of a literal warp width, names no 16, 32 or 64 on
+    a line about lanes, waves or warps, and shuffles only with warpSize."""
+    hip = re.sub(r"//[^\n]*", "", source.split('r"""', 1)[1].split('"""', 1)[0])
+    assert not re.search(r"[%&]\s*(31|32|63|64)\b", hip), name
+    for line in hip.splitlines():
+        if WARP_LINE.search(line):
+            assert not re.search(r"\b(16|32|64)\b", line), (name, line)
+    if "__shfl" in hip:
+        assert "warpSize" in hip, name
 
 
 def test_source_is_deterministic_and_params_are_recorded(translated):

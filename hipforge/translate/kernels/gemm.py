@@ -2,7 +2,8 @@
 
 C[b] = op(A[b]) @ op(B[b]) (+ bias along N), op(X) = X or X^T (B stored (N, K): nn.Linear's weight,
 or `b.T`; A stored (K, M): `a.T`); triu/tril of the product masks the epilogue. The tile shape comes from
-GenParams.gemm_tile, or from the traced shapes (gemm_tiles.choose), and is recorded in Kernel.choices.
+GenParams.gemm_tile, or from the traced shapes (gemm_tiles.choose), and is recorded in Kernel.choices;
+a warp-tiled one (BMxBNxBK/TMxTNwWMxWN) launches gemm_warp.py's kernel in place of gemm_device.py's.
 Accuracy: each output is one fp32 sum per K slice, a slice at most SLICE_K long (split-K adds the slices
 in order): sequential fp32 sums of 8192 products of U(0, 1) pairs stay within ~5 % of KernelBench's
 atol = rtol = 1e-4 (numpy, 200k outputs; 11 % at 32768), and longer K is split, so rounding grows with
@@ -20,6 +21,7 @@ from hipforge.translate.ir.values import Val
 from hipforge.translate.kernels.common import Kernel
 from hipforge.translate.kernels.gemm_device import DEVICE
 from hipforge.translate.kernels.gemm_tiles import MIN_SPLIT_K, GemmTile, choose, parse
+from hipforge.translate.kernels.gemm_warp import WARP_DEVICE
 from hipforge.translate.kernels.gemv import DEVICE as GEMV_DEVICE
 from hipforge.translate.kernels.gemv import gemv_branches
 from hipforge.translate.params import GenParams
@@ -71,7 +73,8 @@ def gemm_kernel(name: str, out: Val, params: GenParams) -> Kernel:
             *_launch(tile, trans_a, trans_b, tri, diag, params.split_k),
             "    return C;", "}"]
     gemv = "" if batched or tri else GEMV_DEVICE + "\n"
-    return Kernel(name, DEVICE + "\n" + gemv + "\n".join(host) + "\n", tuple(inputs),
+    device = WARP_DEVICE if tile.warp else DEVICE
+    return Kernel(name, device + "\n" + gemv + "\n".join(host) + "\n", tuple(inputs),
                   {"gemm_tile": str(tile), "split_k": params.split_k})
 
 
@@ -84,7 +87,9 @@ def _launch(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, s
     aligned = "reinterpret_cast<std::uintptr_t>({}.data_ptr<float>()) % 16 == 0"
     vec_a = f"{aligned.format('A')} && {'M' if trans_a else 'K'} % 4 == 0"
     vec_b = f"{aligned.format('B')} && {'K' if trans_b else 'N'} % 4 == 0"
-    args = f"{t.bm}, {t.bn}, {t.bk}, {t.tm}, {t.tn}, {str(trans_a).lower()}, {str(trans_b).lower()}, {tri}"
+    warp = f"{t.wm}, {t.wn}, " if t.warp else ""
+    args = f"{t.bm}, {t.bn}, {t.bk}, {t.tm}, {t.tn}, {warp}{str(trans_a).lower()}, {str(trans_b).lower()}, {tri}"
+    kernel = f"{'gemm_wtile_kernel' if t.warp else 'gemm_kernel'}<{args}>"
     return [
         "    static const int hf_units = hf_compute_units();",
         f"    const int64_t split_k = {split_k}, tiles = ((M + {t.bm - 1}) / {t.bm}) * ((N + {t.bn - 1}) / {t.bn});",
@@ -99,7 +104,7 @@ def _launch(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, s
         "    auto W = splits > 1 ? torch::empty({splits * batch * M * N}, A.options()) : C;",
         f"    const dim3 grid((unsigned)tiles, (unsigned)batch, (unsigned)splits), "
         f"block({t.threads});",
-        f"    gemm_kernel<{args}><<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(), bias_ptr, "
+        f"    {kernel}<<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(), bias_ptr, "
         "W.data_ptr<float>(), (int)M, (int)N, (int)K, (int)k_split, M * K, sB, M * N, "
         f"splits > 1 ? batch * M * N : 0, {diag}, {vec_a}, {vec_b});",
         "    if (splits > 1) {",

@@ -1,4 +1,6 @@
-"""The GEMM's device code: a register-blocked, double-buffered tile kernel and the split-K sum.
+"""The GEMM's device code: a register-blocked, double-buffered tile kernel, the split-K sum, and the helpers
+the warp-tiled kernel (gemm_warp.py) shares with it: operand tiles into registers and shared memory, the
+block's tile of C and K slice, and the epilogue.
 
 gemm_kernel: a block computes BM x BN outputs of C over one K slice (blockIdx.z; the whole of K without
 split-K), each thread TM x TN of them from registers, in float4 groups SGM rows / SGN columns apart (so a
@@ -11,11 +13,12 @@ Tiles are walked in groups of GROUP tile-rows so that blocks running together sh
 a triu/tril tile that the mask zeroes entirely skips its products.
 With split-K (gridDim.z > 1) each slice writes its raw sums to a workspace and gemm_split_sum adds the
 slices in order, then the bias and the mask; otherwise the tile kernel applies them itself.
+A candidate carries HELPERS and the one tile kernel it launches (DEVICE, or gemm_warp.WARP_DEVICE).
 """
 
 from __future__ import annotations
 
-DEVICE = """// a BK x X tile of one operand into registers, float4 chunks; KC: stored (X, ld), contiguous along k
+HELPERS = """// a BK x X tile of one operand into registers, float4 chunks; KC: stored (X, ld), contiguous along k
 // (A, or B^T); else stored (K, ld), contiguous along x. Out-of-range elements read as 0.
 template <int X, int BK, int NT, bool KC>
 __device__ __forceinline__ void hf_gemm_fetch(float4 (&r)[(X * BK / 4 + NT - 1) / NT], const float* __restrict__ p,
@@ -63,26 +66,101 @@ __device__ __forceinline__ void hf_gemm_stash(float4 (*s)[X / 4 + 1], const floa
     }
 }
 
+// the block's BM x BN tile of C, walked in groups of GROUP tile-rows so that blocks running together share
+// B's columns in L2; its K slice (blockIdx.z); k_stop = k_begin when the triu/tril mask keeps none of the
+// tile (triu keeps col - row >= diag, tril col - row <= diag), so that it multiplies nothing
+struct HfGemmBlock {
+    int row0, col0, k_begin, k_end, k_stop;
+};
+
+template <int BM, int BN, int TRI>
+__device__ __forceinline__ HfGemmBlock hf_gemm_block(int M, int N, int K, int k_split, int diag) {
+    constexpr int GROUP = 8;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int group = blockIdx.x / (GROUP * tiles_n), in_group = blockIdx.x % (GROUP * tiles_n);
+    const int rows_here = min(tiles_m - group * GROUP, GROUP);
+    HfGemmBlock t;
+    t.row0 = (group * GROUP + in_group % rows_here) * BM;
+    t.col0 = (in_group / rows_here) * BN;
+    t.k_begin = blockIdx.z * k_split;
+    t.k_end = min(K, t.k_begin + k_split);
+    const bool masked = (TRI == 1 && t.col0 + BN - 1 - t.row0 < diag) ||
+                        (TRI == 2 && t.col0 - (t.row0 + BM - 1) > diag);
+    t.k_stop = masked ? t.k_begin : t.k_end;
+    return t;
+}
+
+// a thread's TM x TN sums into C: rows row0 + (i / 4) * SGM + r + i % 4, columns col0 + g * SGN + c + 0..3,
+// float4 stores where rows are 16-byte aligned; `whole` (no split-K): with the bias and the mask, else the raw
+// slice sums
+template <int TM, int TN, int SGM, int SGN, int TRI>
+__device__ __forceinline__ void hf_gemm_store(const float (&acc)[TM][TN], float* __restrict__ C,
+                                              const float* __restrict__ bias, int M, int N, int row0, int r, int col0,
+                                              int c, int diag, bool whole) {
+    const bool vec_c = N % 4 == 0;  // C and the workspace come from torch::empty: 16-byte aligned rows
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int row = row0 + (i / 4) * SGM + r + i % 4;
+        if (row >= M) continue;
+#pragma unroll
+        for (int g = 0; g < TN / 4; ++g) {
+            const int col = col0 + g * SGN + c;
+            float v[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int d = col + j - row;
+                const bool kept = TRI == 0 || (TRI == 1 ? d >= diag : d <= diag);
+                v[j] = !whole ? acc[i][4 * g + j]
+                              : kept ? acc[i][4 * g + j] + (bias && col + j < N ? bias[col + j] : 0.0f) : 0.0f;
+            }
+            float* out = C + (int64_t)row * N + col;
+            if (vec_c && col < N) {
+                *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (col + j < N) out[j] = v[j];
+            }
+        }
+    }
+}
+
+// the split-K slices of `total` outputs added in order, then bias and mask
+template <int TRI>
+__global__ void gemm_split_sum(const float* __restrict__ ws, const float* __restrict__ bias, float* __restrict__ C,
+                               int M, int N, int64_t total, int splits, int diag) {
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+        const int col = (int)(i % N), row = (int)((i / N) % M);
+        const bool kept = TRI == 0 || (TRI == 1 ? col - row >= diag : col - row <= diag);
+        float s = 0.0f;
+        for (int z = 0; kept && z < splits; ++z) s += ws[z * total + i];
+        C[i] = kept ? s + (bias ? bias[col] : 0.0f) : 0.0f;
+    }
+}
+
+static int hf_compute_units() {
+    int device = 0, units = 0;
+    (void)hipGetDevice(&device);
+    (void)hipDeviceGetAttribute(&units, hipDeviceAttributeMultiprocessorCount, device);
+    return units > 0 ? units : 1;
+}
+"""
+
+DEVICE = HELPERS + """
 template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B, int TRI>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), (BM / TM) * (BN / TN) <= 256 ? 2 : 1)
 gemm_kernel(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ bias,
             float* __restrict__ C, int M, int N, int K, int k_split, int64_t sA, int64_t sB, int64_t sC,
             int64_t s_split, int diag, int vec_a, int vec_b) {
-    constexpr int NT = (BM / TM) * (BN / TN), TX = BN / TN, GROUP = 8;
+    constexpr int NT = (BM / TM) * (BN / TN), TX = BN / TN;
     constexpr int GM = TM / 4, GN = TN / 4, SGM = BM / GM, SGN = BN / GN;  // a thread's float4 groups, SG apart
     constexpr int LA = (BM * BK / 4 + NT - 1) / NT, LB = (BN * BK / 4 + NT - 1) / NT;
     __shared__ float4 As[2][BK][BM / 4 + 1];
     __shared__ float4 Bs[2][BK][BN / 4 + 1];
     const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int group = blockIdx.x / (GROUP * tiles_n), in_group = blockIdx.x % (GROUP * tiles_n);
-    const int rows_here = min(tiles_m - group * GROUP, GROUP);
-    const int row0 = (group * GROUP + in_group % rows_here) * BM, col0 = (in_group / rows_here) * BN;
+    const HfGemmBlock blk = hf_gemm_block<BM, BN, TRI>(M, N, K, k_split, diag);
+    const int row0 = blk.row0, col0 = blk.col0, k_begin = blk.k_begin, k_end = blk.k_end, k_stop = blk.k_stop;
     A += blockIdx.y * sA; B += blockIdx.y * sB; C += blockIdx.y * sC + blockIdx.z * s_split;
-    const int k_begin = blockIdx.z * k_split, k_end = min(K, k_begin + k_split);
-    // triu keeps col - row >= diag, tril col - row <= diag: a tile with none kept multiplies nothing
-    const bool masked = (TRI == 1 && col0 + BN - 1 - row0 < diag) || (TRI == 2 && col0 - (row0 + BM - 1) > diag);
-    const int k_stop = masked ? k_begin : k_end;
     // a thread whose outputs all lie past an edge only loads and waits (tiles larger than a small C)
     const bool active = row0 + ty * 4 < M && col0 + tx * 4 < N;
     float acc[TM][TN] = {};
@@ -128,52 +206,7 @@ gemm_kernel(const float* __restrict__ A, const float* __restrict__ B, const floa
             buf ^= 1;
         }
     }
-    const bool whole = gridDim.z == 1;  // else raw slice sums: gemm_split_sum adds bias and mask
-    const bool vec_c = N % 4 == 0;  // C and the workspace come from torch::empty: 16-byte aligned rows
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int row = row0 + (i / 4) * SGM + ty * 4 + i % 4;
-        if (row >= M) continue;
-#pragma unroll
-        for (int g = 0; g < GN; ++g) {
-            const int col = col0 + g * SGN + tx * 4;
-            float v[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int d = col + j - row;
-                const bool kept = TRI == 0 || (TRI == 1 ? d >= diag : d <= diag);
-                v[j] = !whole ? acc[i][4 * g + j]
-                              : kept ? acc[i][4 * g + j] + (bias && col + j < N ? bias[col + j] : 0.0f) : 0.0f;
-            }
-            float* out = C + (int64_t)row * N + col;
-            if (vec_c && col < N) {
-                *reinterpret_cast<float4*>(out) = make_float4(v[0], v[1], v[2], v[3]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    if (col + j < N) out[j] = v[j];
-            }
-        }
-    }
-}
-
-// the split-K slices of `total` outputs added in order, then bias and mask
-template <int TRI>
-__global__ void gemm_split_sum(const float* __restrict__ ws, const float* __restrict__ bias, float* __restrict__ C,
-                               int M, int N, int64_t total, int splits, int diag) {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
-        const int col = (int)(i % N), row = (int)((i / N) % M);
-        const bool kept = TRI == 0 || (TRI == 1 ? col - row >= diag : col - row <= diag);
-        float s = 0.0f;
-        for (int z = 0; kept && z < splits; ++z) s += ws[z * total + i];
-        C[i] = kept ? s + (bias ? bias[col] : 0.0f) : 0.0f;
-    }
-}
-
-static int hf_compute_units() {
-    int device = 0, units = 0;
-    (void)hipGetDevice(&device);
-    (void)hipDeviceGetAttribute(&units, hipDeviceAttributeMultiprocessorCount, device);
-    return units > 0 ? units : 1;
+    // without split-K the bias and the mask, else raw slice sums: gemm_split_sum adds those
+    hf_gemm_store<TM, TN, SGM, SGN, TRI>(acc, C, bias, M, N, row0, ty * 4, col0, tx * 4, diag, gridDim.z == 1);
 }
 """

@@ -10,7 +10,7 @@ Read it in the order a task goes through it (generate.py):
              views.py, compare.py, norms.py, losses.py)
   plan.py    the IR cut into fused kernels and ATen calls, and ModelNew's forward over them
   kernels/   one module per kernel family (elementwise, row_reduce, two_stage_reduce, gemm, gemv, conv,
-             conv_gemm, pool, scan) over the HIP pieces they share (common.py, value_classes.py)
+             conv_gemm, conv_epilogue, pool, scan) over the HIP pieces they share (common.py, value_classes.py)
   emit/      the candidate module in KernelBench's HIP format (candidate.py), with ModelNew built by the
              reference's own construction (reference_init.py)
 The translator agent (hipforge.agents.translator.offline) is this package's one caller in agents/.

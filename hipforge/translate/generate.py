@@ -23,7 +23,7 @@ from hipforge.translate.plan import Program, plan
 @dataclass(frozen=True)
 class Generated:
     source: str
-    strategy: str  # elementwise | reduction | gemm | conv | scan | fused-around-aten
+    strategy: str  # elementwise | reduction | gemm | conv | conv_epilogue | scan | fused-around-aten
     kernels: tuple[str, ...]
     rewrites: tuple[str, ...] = ()  # what simplify proved and rewrote, one note each
     choices: dict[str, Any] = field(default_factory=dict)  # params resolved from the task (GenParams' "auto")
@@ -41,7 +41,7 @@ def generate(task_source: str, params: GenParams | None = None) -> Generated:
     if rewrites:  # the reader of the kernel sees what was proved away
         doc += f" Rewrites proved for every input: {'; '.join(rewrites)}."
     source = module_source(program, arg_names, reference_init(task_source), doc)
-    choices = {key: value for k in program.kernels for key, value in k.choices.items()}
+    choices = {key: value for k in program.kernels for key, value in k.choices.items()} | program.choices
     return Generated(source, program.strategy, names, rewrites, choices)
 
 

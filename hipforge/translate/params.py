@@ -7,6 +7,8 @@ from typing import Any
 
 from hipforge.translate.kernels.gemm_tiles import parse as parse_tile
 
+CONV_EPILOGUES = ("aten", "fused")
+
 
 @dataclass(frozen=True)
 class GenParams:
@@ -17,6 +19,10 @@ class GenParams:
     fast_math: bool = False  # __expf/__logf intrinsics (less accurate than expf/logf)
     gemm_tile: str = "auto"  # GEMM: BMxBNxBK/TMxTN (kernels/gemm_tiles.py), auto: chosen from the task's shapes
     split_k: int = 0  # GEMM: K slices at least (more where K is long), 0: as many as fill the GPU at run time
+    # elementwise work after a convolution: "aten" keeps the conv in ATen and fuses the work after it into a
+    # kernel of its own; "fused" has our conv kernel apply it before its store (one launch, no extra pass)
+    # wherever the planner can prove it (kernels/conv_epilogue.py). Which is faster depends on the problem.
+    conv_epilogue: str = "aten"
 
     def __post_init__(self) -> None:
         # a multiple of 64 fills whole wavefronts on AMD and whole warps on NVIDIA
@@ -30,6 +36,8 @@ class GenParams:
             parse_tile(self.gemm_tile)  # raises ValueError naming what is wrong
         if not 0 <= self.split_k <= 1024:
             raise ValueError("split_k must be in [0, 1024]")
+        if self.conv_epilogue not in CONV_EPILOGUES:
+            raise ValueError(f"conv_epilogue must be one of {', '.join(CONV_EPILOGUES)}, not {self.conv_epilogue!r}")
 
     def with_changes(self, **changes: Any) -> GenParams:
         return replace(self, **changes)

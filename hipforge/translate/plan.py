@@ -4,18 +4,21 @@ Connected elementwise/reduction values are fused into as few kernels as can each
 fuse); the heavy ops between them (conv,
 linear, matmul) stay in ATen, the strategy the seed's SFT model learned. A model that is one
 matmul/bmm/linear gets the tiled GEMM instead, convolutions direct N-d kernels; scans and pooling
-are kernels of their own wherever they appear.
+are kernels of their own wherever they appear. With GenParams.conv_epilogue "fused", a conv whose output
+only elementwise work reads is our conv kernel with that work applied before its store (conv_epilogue.py).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from hipforge.translate.errors import Untranslatable
-from hipforge.translate.ir.values import Val, broadcast, topo
+from hipforge.translate.ir.values import Val, broadcast, outside_inputs, topo
 from hipforge.translate.kernels.common import Kernel
 from hipforge.translate.kernels.conv import conv_chain
+from hipforge.translate.kernels.conv_epilogue import conv_epilogue_kernel, placements
 from hipforge.translate.kernels.elementwise import broadcast_span, elementwise_kernel
 from hipforge.translate.kernels.gemm import gemm_kernel
 from hipforge.translate.kernels.two_stage_reduce import CUT_ROWS, reduction_kernel, splits
@@ -30,8 +33,9 @@ GEMM_KINDS = ("linear", "matmul", "bmm")
 class Program:
     kernels: tuple[Kernel, ...]
     forward: tuple[str, ...]  # body lines of ModelNew.forward
-    strategy: str  # elementwise | reduction | gemm | conv | scan | fused-around-aten
+    strategy: str  # elementwise | reduction | gemm | conv | conv_epilogue | scan | fused-around-aten (+ joins own)
     uses_functional: bool  # ModelNew calls torch.nn.functional
+    choices: dict[str, Any] = field(default_factory=dict)  # what a requested choice became (conv_epilogue), and why
 
 
 def plan(output: Val, params: GenParams) -> Program:
@@ -41,30 +45,35 @@ def plan(output: Val, params: GenParams) -> Program:
     groups = fuse(order, output)
     if not groups and not any(v.op == "kernel" for v in order):
         return _single_op_program(output, params)
+    taken, choices = placements(order, groups, output, _users(order), params)
     kernel_at: dict[int, Kernel] = {}
     for k, members in enumerate(groups):
-        inside = {id(m) for m in members}
-        inputs = list({id(a): a for m in members for a in m.operands() if id(a) not in inside}.values())
+        if id(members[-1]) in taken:  # the conv's kernel computes the group: one launch
+            kernel_at[id(members[-1])] = conv_epilogue_kernel(f"conv_epilogue_{k}", taken[id(members[-1])], members,
+                                                              params)
+            continue
         build = reduction_kernel if any(m.op == "reduce" for m in members) else elementwise_kernel
-        kernel_at[id(members[-1])] = build(f"fused_{k}", members, inputs, members[-1], params)
+        kernel_at[id(members[-1])] = build(f"fused_{k}", members, outside_inputs(members), members[-1], params)
+    absorbed = {id(conv) for conv in taken.values()}
     for k, v in enumerate(x for x in order if x.op == "kernel"):
         kernel_at[id(v)] = v.extra["build"](f"{v.fn}_{k}", v, params)
     lines, expr = [], {}
     for v in order:
         if v.op == "input":
             expr[id(v)] = v.ref
-        elif v.op == "aten" or id(v) in kernel_at:
+        elif (v.op == "aten" and id(v) not in absorbed) or id(v) in kernel_at:
             expr[id(v)] = f"t{len(lines)}"
             call = (v.fn.format(*(expr[id(a)] for a in v.args)) if v.op == "aten" else
                     f"hip_ext.{kernel_at[id(v)].name}({', '.join(expr[id(a)] for a in kernel_at[id(v)].inputs)})")
             lines.append(f"{expr[id(v)]} = {call}")
     lines.append(f"return {expr[id(output)]}")
-    aten = any(v.op == "aten" and v.kind != "view" for v in order)  # views (reshapes) are free
-    own = sorted({v.extra["build"].__name__.removesuffix("_kernel") for v in order if v.op == "kernel"})
+    aten = any(v.op == "aten" and v.kind != "view" and id(v) not in absorbed for v in order)  # views are free
+    own = sorted({v.extra["build"].__name__.removesuffix("_kernel") for v in order if v.op == "kernel"} |
+                 ({"conv_epilogue"} if absorbed else set()))
     strategy = "fused-around-aten" if aten else "+".join(own) if own else (
         "reduction" if any(v.op == "reduce" for v in order) else "elementwise")
-    uses_functional = any(v.op == "aten" and v.fn.startswith("F.") for v in order)
-    return Program(tuple(kernel_at.values()), tuple(lines), strategy, uses_functional)
+    uses_functional = any(v.op == "aten" and v.fn.startswith("F.") and id(v) not in absorbed for v in order)
+    return Program(tuple(kernel_at.values()), tuple(lines), strategy, uses_functional, choices)
 
 
 def _bias_into_epilogue(order: list[Val]) -> bool:
@@ -150,8 +159,7 @@ def _greedy(order: list[Val], ends: set[int]) -> list[list[Val]]:
 
 def _one_kernel(members: list[Val]) -> bool:
     """Whether `members`, with its last value as the result, can be emitted as one fused kernel."""
-    inside = {id(m) for m in members}
-    inputs = list({id(a): a for m in members for a in m.operands() if id(a) not in inside}.values())
+    inputs = outside_inputs(members)
     for k, m in enumerate(members):  # x / x.norm(): one block would reduce it all
         rows = math.prod(m.shape)
         if m.op == "reduce" and splits(m, CUT_ROWS) and any(math.prod(u.shape) > rows for u in members[k + 1:]):

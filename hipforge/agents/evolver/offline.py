@@ -1,8 +1,9 @@
 """The offline evolutionary optimizer: mutate code-generation choices, keep the fastest correct kernel.
 
 Each generation mutates the current best's parameters (block size, elements per thread, vector
-width, unroll, fast-math intrinsics, GEMM tile and split-K), evaluates the children on the executor, and the
-fastest correct one seeds the next generation. Every child records its parent (evolved_from).
+width, unroll, fast-math intrinsics, GEMM tile and split-K, a conv's elementwise epilogue fused into it
+or not), evaluates the children on the executor, and the fastest correct one seeds the next generation.
+Every child records its parent (evolved_from).
 Fast-math is only kept where the executor's tolerance check still passes.
 """
 
@@ -27,10 +28,11 @@ CHOICES: dict[str, tuple[object, ...]] = {
     "fast_math": (False, True),
     "gemm_tile": ("auto", *TILES),
     "split_k": (0, 1, 2, 4, 8),
+    "conv_epilogue": ("aten", "fused"),
 }
 # the choices that address a bottleneck (execution/profile/signals.py's labels), mutated more often under it
 FAVOURED: dict[str, tuple[str, ...]] = {
-    "memory-bound": ("vector_width", "elems_per_thread", "unroll"),
+    "memory-bound": ("vector_width", "elems_per_thread", "unroll", "conv_epilogue"),  # fused: one pass fewer
     "compute-bound": ("fast_math", "gemm_tile", "unroll"),
     "launch-bound": ("elems_per_thread", "block_size"),
 }

@@ -161,3 +161,9 @@ def topo(output: Val) -> list[Val]:
 
     visit(output)
     return order
+
+
+def outside_inputs(members: list[Val]) -> list[Val]:
+    """The values a group of values (a fused kernel) reads from outside itself, in first-use order."""
+    inside = {id(m) for m in members}
+    return list({id(a): a for m in members for a in m.operands() if id(a) not in inside}.values())

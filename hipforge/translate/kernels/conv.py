@@ -7,12 +7,15 @@ keeps them) and become compile-time constants, so the tap loops unroll; batch, c
 sizes, and a forward conv's groups, are read from the tensors at run time. Each thread computes OCB
 output channels of one output position (the input values it loads serve all of them) in a 1-D
 grid-stride loop with 64-bit flat indices: no grid dimension limit or 32-bit overflow at KernelBench sizes.
-Transposed convolution gathers (no atomics, deterministic).
+Transposed convolution gathers (no atomics, deterministic). An Epilogue (conv_epilogue.py) applies the
+elementwise work after a conv to each output before its store, in both kernels.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from hipforge.translate.errors import Untranslatable
 from hipforge.translate.ir.conv_spec import ConvSpec
@@ -46,7 +49,7 @@ for (int j = 0; j < B; ++j) acc[j] += v * wp[j * WSTEP + tap];"""
 DEVICE = """template <int B>
 __global__ void {name}_kernel(const float* __restrict__ x, const float* __restrict__ w,
         const float* __restrict__ bias, float* __restrict__ y, int64_t N, int C, int D, int H, int W,
-        int OC, int OD, int OH, int OW, int G) {{
+        int OC, int OD, int OH, int OW, int G{extra}) {{
     constexpr int KD = {k[0]}, KH = {k[1]}, KW = {k[2]}, SD = {s[0]}, SH = {s[1]}, SW = {s[2]};
     constexpr int PD = {p[0]}, PH = {p[1]}, PW = {p[2]}, DD = {d[0]}, DH = {d[1]}, DW = {d[2]};
     constexpr int JD = {j[0]}, JH = {j[1]}, JW = {j[2]}, TAPS = KD * KH * KW;
@@ -70,7 +73,7 @@ __global__ void {name}_kernel(const float* __restrict__ x, const float* __restri
 {taps}
         }}
         #pragma unroll
-        for (int j = 0; j < B; ++j) y[(n * OC + oc0 + j) * out_plane + pos] = acc[j];
+        for (int j = 0; j < B; ++j) {store}
     }}
 }}
 """
@@ -110,7 +113,27 @@ def conv_chain(order: list[Val], output: Val, params: GenParams) -> tuple[tuple[
     return tuple(kernels), tuple(lines)
 
 
-def conv_kernel(name: str, out: Val, params: GenParams) -> Kernel:
+def plain_store(at: str, channel: str, value: str) -> str:
+    """The conv kernels' store of output element `at` (of output channel `channel`) without an epilogue."""
+    return f"y[{at}] = {value};"
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """Per-element work applied to a conv's result before its store (kernels/conv_epilogue.py); empty: none."""
+
+    op: tuple[str, ...] = ()  # device function(s) the store calls
+    kernel_params: str = ""  # appended to both conv kernels' parameters
+    store: Callable[[str, str, str], str] = plain_store  # (flat index, output channel, value) -> C statement
+    host_params: str = ""  # appended to the host function's parameters
+    host_inputs: tuple[str, ...] = ()  # host lines after the conv's operands are made contiguous
+    host_checks: tuple[str, ...] = ()  # host lines once the output Y exists
+    launch_args: str = ""  # appended to both launches' arguments
+    inputs: tuple[Val, ...] = ()  # the tensors host_params take, in order
+
+
+def conv_kernel(name: str, out: Val, params: GenParams, epilogue: Epilogue = Epilogue()) -> Kernel:
+    """The conv `out` (its operands the host function's first inputs), with `epilogue` applied before each store."""
     spec: ConvSpec = out.extra["conv"]
     nd, has_bias = len(spec.kernel), len(out.args) == 3
     if not 1 <= nd <= 3:
@@ -125,16 +148,21 @@ def conv_kernel(name: str, out: Val, params: GenParams) -> Kernel:
     else:
         at, step = "((int64_t)oc0 * Cg + c) * TAPS", "(int64_t)Cg * TAPS"
     tap_steps = [s // math.gcd(s, d) for s, d in zip(spec.stride, spec.dilation, strict=True)]
-    device = DEVICE.format(name=name, k=pad3(spec.kernel, 1), s=pad3(spec.stride, 1), p=pad3(spec.padding, 0),
+    stored = epilogue.store("(n * OC + oc0 + j) * out_plane + pos", "oc0 + j", "acc[j]")
+    device = DEVICE.format(name=name, extra=epilogue.kernel_params, store=stored, k=pad3(spec.kernel, 1),
+                           s=pad3(spec.stride, 1), p=pad3(spec.padding, 0),
                            d=pad3(spec.dilation, 1), j=pad3(tap_steps, 1), filter=at, step=step,
                            taps=_taps(spec.transposed), first="".join(
                                "\n" + _indent(FIRST_TAP.format(a=a, A=a.upper()), 8) for a in "dhw" if spec.transposed))
     if gemm_applies(spec):
-        device += "\n" + gemm_device(name, spec)
-    return Kernel(name, device + "\n" + _host(name, spec, has_bias, params) + "\n", tuple(out.args))
+        device += "\n" + gemm_device(name, spec, epilogue.kernel_params, epilogue.store)
+    if epilogue.op:
+        device = "\n".join(epilogue.op) + "\n\n" + device
+    host = _host(name, spec, has_bias, params, epilogue)
+    return Kernel(name, device + "\n" + host + "\n", tuple(out.args) + epilogue.inputs)
 
 
-def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams) -> str:
+def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams, epilogue: Epilogue) -> str:
     nd = len(spec.kernel)
     outs = []
     for d in range(nd):
@@ -147,7 +175,7 @@ def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams) -> str:
     def three(names: list[str]) -> str:
         return ", ".join(["1"] * (3 - nd) + names)
 
-    signature = ", ".join(f"torch::Tensor {a}" for a in ("x", "w", "bias")[:2 + has_bias])
+    signature = ", ".join(f"torch::Tensor {a}" for a in ("x", "w", "bias")[:2 + has_bias]) + epilogue.host_params
     kernel_dims = " && ".join(f"Wt.size({d + 2}) == {k}" for d, k in enumerate(spec.kernel))
     if spec.transposed:  # groups cannot be read off a transposed weight: the module's value
         shape = [f"const int64_t G = {spec.groups}, OC = Wt.size(1) * G;", "Wt.size(0) == C && C % G == 0"]
@@ -156,12 +184,13 @@ def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams) -> str:
     launch = "<<<blocks, threads>>>(X.data_ptr<float>(), Wt.data_ptr<float>(), " + \
         ("Bias.data_ptr<float>()" if has_bias else "nullptr") + \
         f", Y.data_ptr<float>(), N, (int)C, {three([f'(int)I{d}' for d in range(nd)])}, (int)OC, " \
-        f"{three([f'(int)O{d}' for d in range(nd)])}, (int)G)"
+        f"{three([f'(int)O{d}' for d in range(nd)])}, (int)G{epilogue.launch_args})"
     return "\n".join([
         f"torch::Tensor {name}({signature}) {{",
         f'    TORCH_CHECK(x.dim() == {nd + 2} && w.dim() == {nd + 2}, "{name}: expects {nd}-d conv operands");',
         "    auto X = x.contiguous(), Wt = w.contiguous();",
         *(["    auto Bias = bias.contiguous();"] if has_bias else []),
+        *epilogue.host_inputs,
         "    const int64_t N = X.size(0), C = X.size(1), " + ", ".join(
             f"I{d} = X.size({d + 2})" for d in range(nd)) + ";",
         f"    {shape[0]}",
@@ -169,6 +198,7 @@ def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams) -> str:
         "    const int64_t " + ", ".join(f"O{d} = {e}" for d, e in enumerate(outs)) + ";",
         f'    TORCH_CHECK({" && ".join(f"O{d} > 0" for d in range(nd))}, "{name}: empty output size");',
         f"    auto Y = torch::empty({{N, OC, {', '.join(f'O{d}' for d in range(nd))}}}, X.options());",
+        *epilogue.host_checks,
         "    if (Y.numel() == 0) return Y;",
         f"    const int threads = {params.block_size};",
         *_gemm_branch(name, spec, launch),

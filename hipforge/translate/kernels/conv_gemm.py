@@ -10,6 +10,8 @@ dil * (k - 1) - pad, read from its (C, OC/G, taps) layout.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from hipforge.translate.ir.conv_spec import ConvSpec
 
 THREADS = 256  # (TM / R) * (TN / R)
@@ -17,7 +19,7 @@ THREADS = 256  # (TM / R) * (TN / R)
 DEVICE = """template <bool FLIP>
 __global__ void __launch_bounds__(256) {name}_gemm(const float* __restrict__ x, const float* __restrict__ w,
         const float* __restrict__ bias, float* __restrict__ y, int64_t N, int C, int D, int H, int W,
-        int OC, int OD, int OH, int OW, int G) {{
+        int OC, int OD, int OH, int OW, int G{extra}) {{
     constexpr int KD = {k[0]}, KH = {k[1]}, KW = {k[2]}, SD = {s[0]}, SH = {s[1]}, SW = {s[2]};
     constexpr int PD = {p[0]}, PH = {p[1]}, PW = {p[2]}, DD = {d[0]}, DH = {d[1]}, DW = {d[2]};
     constexpr int TAPS = KD * KH * KW, TM = 64, TN = 64, TK = 16, R = 4, S = TM / R;
@@ -84,7 +86,7 @@ __global__ void __launch_bounds__(256) {name}_gemm(const float* __restrict__ x, 
                 const int oc = n0 + ty + c * S;
                 if (oc < OCg) {{
                     const int o = g * OCg + oc;
-                    y[(n * OC + o) * out_plane + p] = acc[r][c] + (bias ? bias[o] : 0.0f);
+                    {store}
                 }}
             }}
         }}
@@ -98,7 +100,8 @@ def gemm_applies(spec: ConvSpec) -> bool:
     return not spec.transposed or all(s == 1 for s in spec.stride)
 
 
-def gemm_device(name: str, spec: ConvSpec) -> str:
+def gemm_device(name: str, spec: ConvSpec, extra: str, store: Callable[[str, str, str], str]) -> str:
+    """The kernel's source; `extra` kernel parameters and `store(at, channel, value)` for an epilogue."""
     nd = len(spec.kernel)
 
     def pad3(values: tuple[int, ...] | list[int], fill: int) -> tuple[int, ...]:
@@ -106,5 +109,6 @@ def gemm_device(name: str, spec: ConvSpec) -> str:
 
     padding = [d * (k - 1) - p for k, p, d in zip(spec.kernel, spec.padding, spec.dilation, strict=True)] \
         if spec.transposed else list(spec.padding)
-    return DEVICE.format(name=name, k=pad3(spec.kernel, 1), s=pad3(spec.stride, 1), p=pad3(padding, 0),
-                         d=pad3(spec.dilation, 1))
+    stored = store("(n * OC + o) * out_plane + p", "o", "acc[r][c] + (bias ? bias[o] : 0.0f)")
+    return DEVICE.format(name=name, extra=extra, store=stored, k=pad3(spec.kernel, 1), s=pad3(spec.stride, 1),
+                         p=pad3(padding, 0), d=pad3(spec.dilation, 1))

@@ -47,17 +47,23 @@ def span_host(spans: list[tuple[int, int] | None], anchor: str, rank: int) -> li
     return lines
 
 
-def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, params: GenParams) -> Kernel:
-    shape, rank = out.shape, len(out.shape)
+def ew_function(name: str, members: list[Val], inputs: list[Val], out: Val, params: GenParams) -> list[str]:
+    """`{name}_op(x0, x1, ...)`: the group's expression over one element of each input, in `inputs`' order
+    (the elementwise kernel's body, and a convolution's epilogue)."""
     if any("row_index" in m.extra for m in members):
         raise Untranslatable("an index along a reduced dim outside its reduction")
+    names: dict[int, str] = {id(v): f"x{k}" for k, v in enumerate(inputs)}
+    body = [emit_ew(m, names, params) for m in members]
+    return [f"__device__ __forceinline__ float {name}_op({', '.join(f'float x{k}' for k in range(len(inputs)))}) {{",
+            *(f"    {line}" for line in body), f"    return {names[id(out)]};", "}"]
+
+
+def elementwise_kernel(name: str, members: list[Val], inputs: list[Val], out: Val, params: GenParams) -> Kernel:
+    shape, rank = out.shape, len(out.shape)
+    op = ew_function(name, members, inputs, out, params)  # its decline (a reduced-dim index) first, as before
     spans = [broadcast_span(v.shape, shape) for v in inputs]
     full = [(1,) * (rank - len(v.shape)) + v.shape == shape for v in inputs]
     anchor = f"c{full.index(True)}" if any(full) else "out"  # else: the operands broadcast against each other
-    names: dict[int, str] = {id(v): f"x{k}" for k, v in enumerate(inputs)}
-    body = [emit_ew(m, names, params) for m in members]
-    op = [f"__device__ __forceinline__ float {name}_op({', '.join(f'float x{k}' for k in range(len(inputs)))}) {{",
-          *(f"    {line}" for line in body), f"    return {names[id(out)]};", "}"]
 
     def load(k: int, index: str) -> str:
         return f"in{k}[{index}]" if full[k] else span_load(k, spans[k], index)

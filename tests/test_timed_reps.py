@@ -18,7 +18,15 @@ from hipforge.execution.evaluate import evaluate
 from hipforge.execution.job_common import rep_seeds
 from hipforge.execution.judge import Judge
 from hipforge.execution.timed_batches import TIMED_BATCHES
-from hipforge.execution.trials import REFILL_REPS, TIMED_COMPARED, compared_sample, timed_batch
+from hipforge.execution.trials import (
+    REFILL_MIN_REPS,
+    REFILL_REPS,
+    TIMED_COMPARED,
+    compared_sample,
+    plan,
+    refill_reps,
+    timed_batch,
+)
 from hipforge.execution.verdict import Verdict
 from hipforge.execution.wallclock import REPS, WallClock, allowed_reps
 from tests.corpus import entries
@@ -54,6 +62,20 @@ def clock_with(reps: tuple[int, ...] = REPS, **cfg: object) -> WallClock:
         for extra in (0.0, 0.01, 0.2):
             clock.add(r, 0.3 + 0.05 * r + extra, calibrating=True)
     return clock
+
+
+def test_the_refill_probe_takes_fewer_forwards_where_the_device_is_small_for_the_task() -> None:
+    """KernelBench L1 relu (6 GB in, 6 GB out per forward) on an 80 GB GPU: four kept outputs ran the honest
+    kernel out of memory; the probe keeps the two it needs there, four wherever they fit in an eighth."""
+    gb = 2**30
+    assert refill_reps(12 * gb, 80 * 1024) == REFILL_MIN_REPS == 2
+    assert refill_reps(12 * gb, 141 * 1024) == REFILL_MIN_REPS
+    assert refill_reps(3 * gb, 80 * 1024) == 3
+    assert refill_reps(2 * gb, 80 * 1024) == REFILL_REPS == 4
+    assert refill_reps(2**20, 16 * 1024) == REFILL_REPS
+    assert refill_reps(0, 80 * 1024) == REFILL_REPS  # not known: as before
+    refill = [t for t in plan((1, 2), 1, [], False, refill_reps(12 * gb, 80 * 1024)) if t.purpose == "refill"]
+    assert [t.reps for t in refill] == [REFILL_MIN_REPS]
 
 
 def test_r_is_the_fewest_forwards_that_reach_the_target() -> None:

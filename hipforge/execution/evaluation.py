@@ -33,6 +33,7 @@ class Evaluation(EvaluationJobs):
         self.baseline, self.fp32, self.owns_device = baseline, False, False
         self.caps = Caps(0.0, 0.0)
         self.exits: dict[str, dict[str, Any]] = {}  # job name -> its exit event, once it has quit
+        self.capacity_mb = 0.0  # the device's memory, as the reference's process found it
         self.stages: dict[str, float] = {}  # stage -> seconds it took (the record of where an evaluation went)
         self.last_mark = 0.0
         resized = second_size(task) if cfg.second_size else None
@@ -82,6 +83,7 @@ class Evaluation(EvaluationJobs):
         ref = self.open(ref_server, "reference", parties, role="reference_job:run", task_sources=self.tasks,
                         rss_limit_mb=cfg.reference_memory_limit_mb, compile=self.compile_wanted())
         sized = ref.expect("footprint")
+        self.capacity_mb = float(sized["capacity_mb"])
         self.mark("reference_start")
         # alone on the device, nothing is capped: what it then runs out of is the device's
         flush = cfg.flush_l2_mb if cfg.backend in GPU_BACKENDS else 0  # the candidate's L2 flush buffer
@@ -115,7 +117,8 @@ class Evaluation(EvaluationJobs):
         judge = Judge(cfg, ref, cand, cand_server.threads, meta, self.second, ready.get("aliases", False),
                       int(ready.get("bytes_per_rep", 0)), phases,
                       calibrator=lambda: self.calibrator(parties), device=ready.get("device", ""),
-                      written=int(ready.get("written", 0)), freeze=lambda: frozen(cand_server))
+                      written=int(ready.get("written", 0)), freeze=lambda: frozen(cand_server),
+                      capacity_mb=self.capacity_mb)
         # the calibration is what the trials' walls are weighed against: a timed phase like theirs, so no other
         # evaluation's work shares the device (or the cores) with either
         with judge.phases.timed():

@@ -22,7 +22,7 @@ from hipforge.execution.pairing import CandidateCpu, PairedReference
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
 from hipforge.execution.timed_batches import TimedBatches
-from hipforge.execution.trials import Trial, TrialLog, fresh, plan
+from hipforge.execution.trials import Trial, TrialLog, fresh, plan, refill_reps
 from hipforge.execution.verdict import EvalResult, Verdict, conclude
 from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
 
@@ -44,7 +44,8 @@ class Judge(TimedBatches, Rulings):
                  ref_meta: list[list[dict[str, Any]] | None], describe_second: str, aliases: bool = False,
                  bytes_per_rep: int = 0, phases: Phases | None = None,
                  calibrator: Callable[[], tuple[Party, Any]] | None = None, device: str = "",
-                 written: int = 0, freeze: Callable[[], AbstractContextManager[Any]] = nullcontext) -> None:
+                 written: int = 0, freeze: Callable[[], AbstractContextManager[Any]] = nullcontext,
+                 capacity_mb: float = 0.0) -> None:
         self.cfg, self.ref, self.cand, self.threads = cfg, reference, candidate, threads
         # the GPU's name and the bytes a forward's outputs occupy, as the reference's process found them
         self.device, self.written = device, written
@@ -63,6 +64,7 @@ class Judge(TimedBatches, Rulings):
         self.log = TrialLog()
         self.outputs = OutputCheck(cfg, ref_meta, self.log)
         self.clock = WallClock(cfg, allowed_reps(cfg, bytes_per_rep))  # go -> committed, trials at size 0 (ms)
+        self.refill_reps = refill_reps(bytes_per_rep, capacity_mb)  # fewer where the device is small for the task
         self.timed_reps = 1
         self.timing_batches = 0
         self.known_threads: set[int] = set()  # the protocol's, the runtime's and the libraries' own
@@ -119,7 +121,7 @@ class Judge(TimedBatches, Rulings):
     # -- the trials ---------------------------------------------------------------------------------
     def run(self, variants: list[tuple[str, int]], result: EvalResult) -> None:
         cfg = self.cfg
-        trials = plan(cfg.seeds, cfg.warmup, variants, self.has_second())
+        trials = plan(cfg.seeds, cfg.warmup, variants, self.has_second(), self.refill_reps)
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
         self.run_all(trials, failures)
         # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it

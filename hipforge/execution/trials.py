@@ -17,6 +17,11 @@ SECOND_SIZE_SEEDS = 2
 # a fresh draw, then the same tensors holding the next seeds' values, three times: work left running after
 # return that this trigger starts must outrun the copy taken at return every time
 REFILL_REPS = 4
+# the first forward makes the tensors, the second refills them: the least that probes. A task whose kept outputs
+# at four would take over an eighth of the device's memory gets fewer (KernelBench L1 relu, 12 GB of inputs and
+# outputs per forward: the candidate's process reached 55 GB on an 80 GB H100, alone, and the honest kernel ran
+# out of memory)
+REFILL_MIN_REPS, REFILL_DEVICE_SHARE = 2, 1 / 8
 # trials whose inputs are written late, on the current stream, after forward has been called (GPUs): only what
 # forward orders after that stream sees them. Warm-ups and timed trials keep KernelBench's timing (inputs
 # ready, device idle: a busy stream would hide the launches' latency from the events)
@@ -68,7 +73,17 @@ def fresh() -> int:
     return secrets.randbits(31)
 
 
-def plan(seeds: tuple[int, ...], warmup: int, variants: list[tuple[str, int]], second_size: bool) -> list[Trial]:
+def refill_reps(bytes_per_rep: int, capacity_mb: float) -> int:
+    """The refill probe's forwards: REFILL_REPS, fewer (never under REFILL_MIN_REPS) where one forward's
+    inputs and outputs times that many would take more than REFILL_DEVICE_SHARE of the device."""
+    if bytes_per_rep <= 0 or capacity_mb <= 0:
+        return REFILL_REPS
+    fit = int(capacity_mb * 2**20 * REFILL_DEVICE_SHARE // bytes_per_rep)
+    return max(REFILL_MIN_REPS, min(REFILL_REPS, fit))
+
+
+def plan(seeds: tuple[int, ...], warmup: int, variants: list[tuple[str, int]], second_size: bool,
+         refill: int = REFILL_REPS) -> list[Trial]:
     """The trials before the timed ones: warm-ups, the correctness seeds, the refill probe (the same input
     tensors again with new values: a result tied to the tensor is stale there), one trial per usable
     adversarial variant, the second size, the NaN-poison probe (the timed trials follow, once their R is
@@ -76,7 +91,7 @@ def plan(seeds: tuple[int, ...], warmup: int, variants: list[tuple[str, int]], s
     # warm-ups are shipped whole: a later output equal to a right one of theirs is a cached result
     specs: list[tuple[str, int, int, str | None, int]] = [("warmup", fresh(), 0, None, 1) for _ in range(warmup)]
     specs += [("seed", s, 0, None, 1) for s in seeds]
-    specs.append(("refill", fresh(), 0, None, REFILL_REPS))
+    specs.append(("refill", fresh(), 0, None, refill))
     specs += [("adversarial", seed, 0, kind, 1) for kind, seed in variants]
     specs += [("second_size", fresh(), 1, None, 1) for _ in range(SECOND_SIZE_SEEDS if second_size else 0)]
     specs.append(("poison", seeds[0], 0, None, 1))

@@ -4,6 +4,7 @@ kernel, task and protocol) instead of judging them again, and succeeds."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 import time
@@ -78,7 +79,8 @@ def test_a_killed_run_fails_frees_its_slot_and_its_rerun_reuses_what_it_finished
         with instance_at(home, monkeypatch) as instance:
             worker = psutil.Process(worker_pid(instance, killed))
         for proc in [worker, *worker.children(recursive=True)]:  # what the OOM killer would leave behind
-            proc.send_signal(signal.SIGKILL)
+            with contextlib.suppress(psutil.NoSuchProcess):  # a job that ended between the listing and now
+                proc.send_signal(signal.SIGKILL)
         _until("the run to be marked failed", lambda: _status(url, killed) in ("FAILURE", "CANCELED"))
         assert _status(url, killed) == "FAILURE"
         stored = _evaluations(db, killed)

@@ -13,6 +13,7 @@ nightly_reevaluation_job = dg.define_asset_job(
     description="The archive's best kernels verified again, and every model's KernelBench report run again.")
 checkpoint_reports_job = dg.define_asset_job(
     "checkpoint_reports", selection=["kernelbench_report"],
-    description="The KernelBench report of a newly trained checkpoint.")
+    description="The KernelBench report of one model partition: a newly trained checkpoint (the new_checkpoints "
+                "sensor), or any model the demo reports.")
 inbox_job = dg.define_asset_job(
     "inbox", selection=["inbox_tasks"], description="Task files dropped into the inbox folder, checked and stored.")

@@ -7,6 +7,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Annotated
@@ -147,13 +148,15 @@ def demo_reports(env: dict[str, str], console: Console) -> None:
             instance.add_dynamic_partitions("models", keys)
         finally:
             instance.dispose()
-    config = json.dumps({"ops": {"kernelbench_report": {"config": DEMO_CONFIG}}})
-    for key in keys:
-        console.print(f"[bold]reporting[/bold] {key}")
-        command = [sys.executable, "-m", "dagster", "asset", "materialize", "--select", "kernelbench_report",
-                   "--partition", key, "--config-json", config, "-m", "hip_assets.definitions"]
-        if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
-            fail(f"the report of {key} failed; the Dagster log above names the step")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as config:  # JSON is YAML, as the CLI wants it
+        config.write(json.dumps({"ops": {"kernelbench_report": {"config": DEMO_CONFIG}}}))
+        config.flush()
+        for key in keys:  # the named job, so the run list says what these runs are (not __ASSET_JOB)
+            console.print(f"[bold]reporting[/bold] {key}")
+            command = [sys.executable, "-m", "dagster", "job", "execute", "-j", "checkpoint_reports", "--tags",
+                       json.dumps({"dagster/partition": key}), "--config", config.name, "-m", "hip_assets.definitions"]
+            if subprocess.run(command, env=env, cwd=REPO_ROOT).returncode != 0:
+                fail(f"the report of {key} failed; the Dagster log above names the step")
     from hipforge.bench.report_store import checkpoint_preset
     from hipforge.store.reports import latest_levels
 

@@ -22,7 +22,7 @@ from hipforge.execution.pairing import CandidateCpu, PairedReference
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
 from hipforge.execution.timed_batches import TimedBatches
-from hipforge.execution.trials import Trial, TrialLog, fresh, plan, refill_reps
+from hipforge.execution.trials import REFILL_REPS, Trial, TrialLog, fresh, plan, refill_reps
 from hipforge.execution.verdict import EvalResult, Verdict, conclude
 from hipforge.execution.wallclock import CALIBRATION_TRIALS, WallClock, allowed_reps
 
@@ -122,6 +122,8 @@ class Judge(TimedBatches, Rulings):
     def run(self, variants: list[tuple[str, int]], result: EvalResult) -> None:
         cfg = self.cfg
         trials = plan(cfg.seeds, cfg.warmup, variants, self.has_second(), self.refill_reps)
+        if self.refill_reps < REFILL_REPS:  # the record says the probe was cut to fit the device
+            result.integrity["refill_reps"] = self.refill_reps
         failures: dict[str, tuple[Trial, str]] = {}  # purpose -> its first failing trial (poison: it must fail)
         self.run_all(trials, failures)
         # R from the parent's own walls of the trials so far: nothing the candidate reports chooses it

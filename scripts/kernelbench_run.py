@@ -93,7 +93,10 @@ def gen_params(pairs: list[str]) -> GenParams:
         if name not in fields or not value:
             sys.exit(f"--param {pair!r}: expected NAME=VALUE with NAME one of {', '.join(fields)}")
         kind = type(getattr(GenParams(), name))
-        changes[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
+        try:
+            changes[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
+        except ValueError:
+            sys.exit(f"--param {pair!r}: {name} takes a {kind.__name__}")
     try:
         return GenParams(**changes)
     except ValueError as e:
@@ -151,6 +154,7 @@ def main() -> None:
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="a code-generation choice of the translator (GenParams), e.g. conv_epilogue=fused")
     args = parser.parse_args()
+    params = gen_params(args.param)  # a bad choice stops the run before any work
     timing = {"timed_trials": args.timed_trials, "warmup": 1} if args.timed_trials else {}
     compiled_levels = {int(x) for x in args.compiled_levels.split(",") if x}
     results: dict = {}  # task name -> its translation's verdict
@@ -196,7 +200,7 @@ def main() -> None:
     by_name = {t.name: t for t in tasks}
     started = time.monotonic()
     translated = {flag: runner.translate([t for t in tasks if (t.level in compiled_levels) == flag],
-                                         OfflineTranslator(params=gen_params(args.param)))
+                                         OfflineTranslator(params=params))
                   for flag, runner in runners.items()}
     outcomes = {o.task.name: o for batch in translated.values() for o in batch}
     made = {n: o.candidate for n, o in outcomes.items() if o.candidate is not None}
@@ -245,10 +249,8 @@ def main() -> None:
     write(evolved, bandwidth_of(evolved, "best"))
     if args.results:
         summary_rows = [result_row(stage, table, by_name, level) for stage, table in stages for level in levels]
-        if evolving:  # the final kernels: each task's best of translation and evolution
-            summary_rows += [{**result_row("evolved", evolved, by_name, level), "stage": "best"} for level in levels]
-        else:
-            summary_rows += [{**result_row("translated", results, by_name, level), "stage": "best"} for level in levels]
+        final = stages[-1][1]  # the final kernels: each task's best of translation and evolution, if it evolved
+        summary_rows += [result_row("best", final, by_name, level) for level in levels]
         write_results(args.results, run_meta(args), summary_rows, levels)
 
 

@@ -7,6 +7,7 @@ import types
 from typing import Any
 
 GPU_JOB_CPU_THREADS = 4
+ALLOW_TF32 = False  # every job's cuDNN and matmul setting on the cuda backend (reports state it)
 
 
 def load_task(source: str, name: str) -> types.ModuleType:
@@ -18,8 +19,6 @@ def load_task(source: str, name: str) -> types.ModuleType:
     sys.modules[name] = module  # dynamo and pickling look a class's module up by name
     return module
 
-
-ALLOW_TF32 = False  # every job's cuDNN and matmul setting on the cuda backend (reports state it)
 
 def setup_device(device: str, memory_cap_mb: float = 0.0) -> None:
     """``memory_cap_mb``: the most device memory this process's allocator may reserve (0: no cap), the share

@@ -17,7 +17,7 @@ from hipforge.tasks.inbox import inbox_candidates
 from hipforge.tasks.ingest import task_row
 from tests import stored
 from tests.test_task_model import GOOD
-from tests.webserver import REPO_ROOT, dagster_webserver, graphql, instance_at
+from tests.webserver import REPO_ROOT, dagster_webserver, graphql, instance_at, loaded_repository
 
 SENSORS = {"new_checkpoints", "new_task_files"}
 TICKS = """{ repositoriesOrError { ... on RepositoryConnection { nodes {
@@ -50,6 +50,7 @@ def test_the_sensors_tick_after_a_demo_and_launch_nothing_already_done(tmp_path:
     _demo_like(home, db, inbox, monkeypatch)
     env = {"HIPFORGE_WAREHOUSE": str(db), "HIPFORGE_INBOX": str(inbox)}
     with dagster_webserver(home, env, daemon=True) as url:
+        loaded_repository(url, home)
         deadline = time.monotonic() + 240
         while not all(_ticks(url).values()) or len(_ticks(url)) < len(SENSORS):
             assert time.monotonic() < deadline, f"the sensors did not tick: {_ticks(url)}"

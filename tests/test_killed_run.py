@@ -21,22 +21,19 @@ from hip_assets.tasks.assets import inbox_tasks
 from hipforge.store import Warehouse
 from resources.warehouse import WarehouseResource
 from tests.corpus import ROOT as CORPUS
-from tests.webserver import dagster_webserver, graphql, instance_at
+from tests.webserver import dagster_webserver, graphql, instance_at, loaded_repository
 
 TASKS = ["relu", "gelu", "sigmoid", "tanh", "swish", "scale", "leaky_relu", "add"]
 # the daemon notices a dead worker within its poll and frees the run's slots a second after the run ends
 OVERRIDES = {"run_monitoring": {"poll_interval_seconds": 2, "free_slots_after_run_end_seconds": 1}}
-LOCATION = "{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }"
 LAUNCH = """mutation($params: ExecutionParams!) { launchRun(executionParams: $params) {
   __typename ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
 STATUS = 'query($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }'
 
 
-def _launch(url: str) -> str:
-    # the webserver answers before its code location has loaded (a minute on busy cores)
-    repo = _until("the code location", lambda: graphql(url, LOCATION)["repositoriesOrError"].get("nodes"), 420)[0]
-    selector = {"repositoryLocationName": repo["location"]["name"], "repositoryName": repo["name"],
-                "jobName": "__ASSET_JOB", "assetSelection": [{"path": ["translated_kernels"]}]}
+def _launch(url: str, home: Path) -> str:
+    selector = {**loaded_repository(url, home), "jobName": "__ASSET_JOB",
+                "assetSelection": [{"path": ["translated_kernels"]}]}
     config = {"ops": {"translated_kernels": {"config": {"origins": ["file"]}}}}
     launched = graphql(url, LAUNCH, {"params": {"selector": selector, "runConfigData": config, "mode": "default"}})
     assert launched["launchRun"]["__typename"] == "LaunchRunSuccess", launched
@@ -74,7 +71,7 @@ def test_a_killed_run_fails_frees_its_slot_and_its_rerun_reuses_what_it_finished
                    run_config={"ops": {"inbox_tasks": {"config": {"folder": str(inbox)}}}})
     env = {"HIPFORGE_WAREHOUSE": str(db), "HIPFORGE_INBOX": str(tmp_path / "no-inbox")}
     with dagster_webserver(home, env, daemon=True, overrides=OVERRIDES) as url:
-        killed = _launch(url)
+        killed = _launch(url, home)
         _until("two evaluations of the first run", lambda: _evaluations(db, killed) >= 2)
         with instance_at(home, monkeypatch) as instance:
             worker = psutil.Process(worker_pid(instance, killed))
@@ -90,7 +87,7 @@ def test_a_killed_run_fails_frees_its_slot_and_its_rerun_reuses_what_it_finished
                 return not instance.event_log_storage.get_concurrency_run_ids()
 
         _until("the killed run's pool slot to be freed", slots_free, 60)
-        rerun = _launch(url)
+        rerun = _launch(url, home)
         _until("the re-run to finish", lambda: _status(url, rerun) in ("SUCCESS", "FAILURE"), 300)
         assert _status(url, rerun) == "SUCCESS"
     with instance_at(home, monkeypatch) as instance:

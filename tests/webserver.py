@@ -43,15 +43,13 @@ def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False,
     port = free_port()
     full_env = {**os.environ, **env, "DAGSTER_HOME": str(home)}
     bin_dir = Path(sys.executable).parent
-    procs = [subprocess.Popen(
-        [str(bin_dir / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port), "-m", "hip_assets.definitions"],
-        cwd=home, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )]
-    if daemon:
-        procs.append(subprocess.Popen(
-            [str(bin_dir / "dagster-daemon"), "run", "-m", "hip_assets.definitions"],
-            cwd=home, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        ))
+    commands = {"webserver": [str(bin_dir / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port)],
+                "daemon": [str(bin_dir / "dagster-daemon"), "run"]}
+    procs = []
+    for name in ["webserver", "daemon"] if daemon else ["webserver"]:
+        with _log(home, name) as log:  # the child keeps its own copy of the file
+            procs.append(subprocess.Popen([*commands[name], "-m", "hip_assets.definitions"], cwd=home,
+                                          env=full_env, stdout=log, stderr=subprocess.STDOUT))
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
@@ -84,6 +82,37 @@ def graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> di
     if body.get("errors"):
         raise RuntimeError(f"GraphQL errors: {body['errors']}")
     return body["data"]
+
+
+def _log(home: Path, name: str) -> Any:
+    """Where a server's output goes: a file in a test's own instance (read back when its location fails)."""
+    if home.resolve() == REPO_ROOT:
+        return open(os.devnull, "wb")  # noqa: SIM115  (closed by the caller's `with`)
+    return open(home / f"{name}.log", "wb")  # noqa: SIM115
+
+
+WORKSPACE = """{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus locationOrLoadError {
+  __typename ... on PythonError { message } ... on RepositoryLocation { repositories { name } } } } } } }"""
+RELOAD = "mutation($name: String!) { reloadRepositoryLocation(repositoryLocationName: $name) { __typename } }"
+
+
+def loaded_repository(url: str, home: Path, timeout_s: float = 420, reloads: int = 2) -> dict[str, str]:
+    """The served repository's selector once its code location has loaded. The webserver answers before that
+    (minutes on busy cores); a location that failed to load is reloaded, as the UI's Reload button does, and
+    one that keeps failing fails the test with its error and the servers' logs."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        entry = graphql(url, WORKSPACE)["workspaceOrError"]["locationEntries"][0]
+        location = entry["locationOrLoadError"] or {}
+        if location.get("__typename") == "RepositoryLocation":
+            return {"repositoryLocationName": entry["name"], "repositoryName": location["repositories"][0]["name"]}
+        if location.get("__typename") == "PythonError":
+            logs = "\n".join(p.read_text(errors="replace")[-3000:] for p in sorted(home.glob("*.log")))
+            assert reloads > 0, f"the code location did not load: {location['message']}\n{logs}"
+            graphql(url, RELOAD, {"name": entry["name"]})
+            reloads -= 1
+        assert time.monotonic() < deadline, f"the code location is still {entry['loadStatus']} after {timeout_s} s"
+        time.sleep(1)
 
 
 @contextmanager

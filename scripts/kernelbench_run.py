@@ -7,7 +7,8 @@ results/kernelbench_h200.json (each level's rows replace that level's in the fil
         --parallel 12 --compiled-levels 2 --evolve 3 --out $OUT/l2.json --results results/kernelbench_h200.json
     python scripts/kernelbench_run.py --source KB.jsonl --levels 1 --backend cuda --arch sm_90 \
         --parallel 12 --timed-trials 5 --compiled-levels 1 --out $OUT/l1.json --results results/kernelbench_h200.json
-then `cp results/kernelbench_h200.json $OUT/` brings it back to commit.
+then `cp results/kernelbench_h200.json $OUT/` brings it back to commit. A level that does not finish in one call
+goes on in the next: `--resume PREV.json` (the earlier call's --out) keeps its verdicts and runs only the rest.
 A code-generation choice for every task (what evolution otherwise samples): --param conv_epilogue=fused.
 On one H100, L1 with 20 timed trials and torch.compile evaluated 44 of 100 problems in 440 s.
 """
@@ -20,6 +21,7 @@ import re
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,6 +35,7 @@ from hipforge.bench.scoring import TaskScore, summary  # noqa: E402
 from hipforge.execution.config import EvalConfig  # noqa: E402
 from hipforge.execution.executor import LocalExecutor  # noqa: E402
 from hipforge.execution.job_common import ALLOW_TF32  # noqa: E402
+from hipforge.execution.verdict import Verdict  # noqa: E402
 from hipforge.tasks import smoke_sources  # noqa: E402
 from hipforge.translate.params import GenParams  # noqa: E402
 
@@ -43,6 +46,26 @@ def score(name: str, result, over: str = "eager") -> TaskScore:  # noqa: ANN001
     verdict = result.verdict.value
     speedup = result.speedup_eager if over == "eager" else result.speedup_compiled
     return TaskScore(name, verdict != "compile_error", verdict == "correct", speedup)
+
+
+@dataclass
+class StoredResult:
+    """A verdict an earlier call of this script wrote to its --out, scored as if it had been judged now."""
+    verdict: Verdict
+    speedup_eager: float | None
+    speedup_compiled: float | None
+
+
+def resumed(path: Path, names: set[str]) -> tuple[dict, dict, dict]:
+    """The details, translation results and evolution results of the tasks an earlier call finished."""
+    tasks = json.loads(path.read_text())["tasks"]
+    done = {n: d for n, d in tasks.items() if n in names and ("verdict" in d or "declined" in d)}
+    translated = {n: StoredResult(Verdict(d["verdict"]), d["speedup"], d["speedup_compiled"])
+                  for n, d in done.items() if "verdict" in d}
+    evolved = {n: StoredResult(r.verdict, done[n].get("evolved_speedup") or r.speedup_eager,
+                               done[n].get("evolved_speedup_compiled") or r.speedup_compiled)
+               for n, r in translated.items()}
+    return done, translated, evolved
 
 
 def failure_detail(result) -> dict:  # noqa: ANN001
@@ -63,7 +86,7 @@ def score_table(stage: str, table: dict, by_name: dict, levels: list[int], over:
           f"{'geomean':>9}", flush=True)
     rows = []
     for level in levels:
-        scores = [score(n, table[n], over) for n in by_name if by_name[n].level == level]
+        scores = [score(n, table.get(n), over) for n in by_name if by_name[n].level == level]
         s = summary(scores)
         geo = f"{s['geomean']:.3f}" if s["geomean"] else "-"
         print(f"L{level:<5}{stage:<12}{len(scores):>6}{s['compiled']:>10.2f}{s['correct']:>9.2f}"
@@ -76,9 +99,9 @@ def result_row(stage: str, table: dict, by_name: dict, level: int) -> dict:
     """One level of one stage in the committed summary's shape: rates over all of the level's tasks (declined
     and failed ones count as not correct), geomeans over the correct ones (None where nothing was timed)."""
     names = [n for n in by_name if by_name[n].level == level]
-    eager = summary([score(n, table[n]) for n in names])
-    compiled = summary([score(n, table[n], "compiled") for n in names])
-    timed_compiled = any(table[n] is not None and table[n].speedup_compiled for n in names)
+    eager = summary([score(n, table.get(n)) for n in names])
+    compiled = summary([score(n, table.get(n), "compiled") for n in names])
+    timed_compiled = any(table.get(n) is not None and table[n].speedup_compiled for n in names)
     return {"level": level, "stage": stage, "n": len(names), "correct": eager["correct"], "fast_1": eager["fast_1"],
             "geomean_eager": eager["geomean"], "geomean_compiled": compiled["geomean"] if timed_compiled else None,
             "faster_than_compiled": compiled["fast_1"] if timed_compiled else None}
@@ -151,6 +174,8 @@ def main() -> None:
                         help="also write the run's summary as committed under results/: rows {level, stage, n, "
                         "correct, fast_1, geomean_eager, geomean_compiled, faster_than_compiled}; rows of other "
                         "levels already in the file are kept, so one file can gather one run per level")
+    parser.add_argument("--resume", type=Path, help="an earlier call's --out for the same levels and options: its "
+                        "finished tasks keep their verdicts and only the others run")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="a code-generation choice of the translator (GenParams), e.g. conv_epilogue=fused")
     args = parser.parse_args()
@@ -165,13 +190,13 @@ def main() -> None:
         """The JSON so far: a run cut short by its time limit keeps every finished stage."""
         if not args.out:
             return
-        detail = {n: {"declined": refused[n]} if n in refused else
+        detail = {n: done[n] if n in done else {"declined": refused[n]} if n in refused else
                   {} if results.get(n) is None else  # not evaluated yet
                   {"verdict": results[n].verdict.value, "message": results[n].message[:1000],
                    **failure_detail(results[n]), "passes_loose": results[n].passes_loose,
                    "speedup": results[n].speedup_eager, "speedup_compiled": results[n].speedup_compiled,
                    "bandwidth": bandwidth.get(n), "seconds": results[n].seconds,
-                   "rerun": results[n].integrity.get("rerun"),
+                   "rerun": results[n].integrity.get("rerun"), "stages_s": results[n].integrity.get("stages_s"),
                    "evolved_speedup": evolved[n].speedup_eager if evolved.get(n) else None,
                    "evolved_speedup_compiled": evolved[n].speedup_compiled if evolved.get(n) else None}
                   for n in by_name}
@@ -198,6 +223,10 @@ def main() -> None:
     tasks = [StageTask(p.task_name, p.task_name, p.source, smoke.get(p.task_name, p.source), level=p.level)
              for p in problems]
     by_name = {t.name: t for t in tasks}
+    done, carried, carried_evolved = resumed(args.resume, set(by_name)) if args.resume else ({}, {}, {})
+    results.update(carried)
+    refused.update({n: d["declined"] for n, d in done.items() if "declined" in d})
+    tasks = [t for t in tasks if t.name not in done]
     started = time.monotonic()
     translated = {flag: runner.translate([t for t in tasks if (t.level in compiled_levels) == flag],
                                          OfflineTranslator(params=params))
@@ -205,9 +234,10 @@ def main() -> None:
     outcomes = {o.task.name: o for batch in translated.values() for o in batch}
     made = {n: o.candidate for n, o in outcomes.items() if o.candidate is not None}
     names = list(made)
-    results.update({n: outcomes[n].result for n in by_name})
+    results.update({n: o.result for n, o in outcomes.items()})
 
-    print(f"translated and evaluated {len(names)} of {len(problems)} in {time.monotonic() - started:.0f} s")
+    print(f"translated and evaluated {len(names)} of {len(tasks)} ({len(done)} done before) in "
+          f"{time.monotonic() - started:.0f} s")
     levels = sorted({p.level for p in problems})
     rows.append(score_table("translated", results, by_name, levels))
     reasons = Counter(d[:70] for d in refused.values())
@@ -230,7 +260,7 @@ def main() -> None:
         return bandwidth
 
     write(results, bandwidth_of(results, "translated"))
-    evolved = dict(results)
+    evolved = {**results, **carried_evolved}
     evolve_levels = {int(x) for x in args.evolve_levels.split(",")}
     evolving = args.evolve > 0 and any(outcomes[n].correct and by_name[n].level in evolve_levels for n in names)
     if evolving:
@@ -251,7 +281,7 @@ def main() -> None:
         summary_rows = [result_row(stage, table, by_name, level) for stage, table in stages for level in levels]
         final = stages[-1][1]  # the final kernels: each task's best of translation and evolution, if it evolved
         summary_rows += [result_row("best", final, by_name, level) for level in levels]
-        write_results(args.results, run_meta(args), summary_rows, levels)
+        write_results(args.results, {**run_meta(args), "resumed_tasks": len(done)}, summary_rows, levels)
 
 
 if __name__ == "__main__":

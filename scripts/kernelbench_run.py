@@ -206,6 +206,8 @@ def main() -> None:
         def evaluated(self, task, candidate, result, generation) -> None:  # noqa: ANN001
             if generation == 0 and task.name not in results:  # a translation, not an evolved child
                 results[task.name] = result
+                print(f"{len(results) - len(carried)}/{len(tasks)} {task.name}: {result.verdict.value} in "
+                      f"{result.seconds:.0f} s", flush=True)  # a call cut off by its box still shows its progress
                 write(results, {})  # a run cut short by its time limit keeps every verdict so far
 
         def declined(self, task, reason) -> None:  # noqa: ANN001

@@ -56,16 +56,19 @@ class StoredResult:
     speedup_compiled: float | None
 
 
-def resumed(path: Path, names: set[str]) -> tuple[dict, dict, dict]:
-    """The details, translation results and evolution results of the tasks an earlier call finished."""
-    tasks = json.loads(path.read_text())["tasks"]
+def resumed(path: Path, names: set[str]) -> tuple[dict, dict, dict, dict]:
+    """The details, translation results and evolution results of the tasks an earlier call finished, and what
+    that call ran on (its own tasks' timings are ratios measured there)."""
+    earlier = json.loads(path.read_text())
+    tasks = earlier["tasks"]
     done = {n: d for n, d in tasks.items() if n in names and ("verdict" in d or "declined" in d)}
     translated = {n: StoredResult(Verdict(d["verdict"]), d["speedup"], d["speedup_compiled"])
                   for n, d in done.items() if "verdict" in d}
     evolved = {n: StoredResult(r.verdict, done[n].get("evolved_speedup") or r.speedup_eager,
                                done[n].get("evolved_speedup_compiled") or r.speedup_compiled)
                for n, r in translated.items()}
-    return done, translated, evolved
+    device = earlier.get("meta", {}).get("device", "not recorded in the earlier call's file")
+    return done, translated, evolved, {"tasks": len(done), "device": device}
 
 
 def failure_detail(result) -> dict:  # noqa: ANN001
@@ -200,7 +203,7 @@ def main() -> None:
                    "evolved_speedup": evolved[n].speedup_eager if evolved.get(n) else None,
                    "evolved_speedup_compiled": evolved[n].speedup_compiled if evolved.get(n) else None}
                   for n in by_name}
-        args.out.write_text(json.dumps({"summary": rows, "tasks": detail}, indent=1, default=str))
+        args.out.write_text(json.dumps({"meta": meta, "summary": rows, "tasks": detail}, indent=1, default=str))
 
     class Kept(Sink):
         def evaluated(self, task, candidate, result, generation) -> None:  # noqa: ANN001
@@ -225,7 +228,8 @@ def main() -> None:
     tasks = [StageTask(p.task_name, p.task_name, p.source, smoke.get(p.task_name, p.source), level=p.level)
              for p in problems]
     by_name = {t.name: t for t in tasks}
-    done, carried, carried_evolved = resumed(args.resume, set(by_name)) if args.resume else ({}, {}, {})
+    done, carried, carried_evolved, earlier = resumed(args.resume, set(by_name)) if args.resume else ({}, {}, {}, {})
+    meta = {**run_meta(args), **({"resumed": earlier} if earlier else {})}
     results.update(carried)
     refused.update({n: d["declined"] for n, d in done.items() if "declined" in d})
     tasks = [t for t in tasks if t.name not in done]
@@ -283,7 +287,7 @@ def main() -> None:
         summary_rows = [result_row(stage, table, by_name, level) for stage, table in stages for level in levels]
         final = stages[-1][1]  # the final kernels: each task's best of translation and evolution, if it evolved
         summary_rows += [result_row("best", final, by_name, level) for level in levels]
-        write_results(args.results, {**run_meta(args), "resumed_tasks": len(done)}, summary_rows, levels)
+        write_results(args.results, meta, summary_rows, levels)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ CUDA-event times of ours and of the reference's forward (torch.matmul / bmm / ei
 the triu / tril of 14 and 15) with TF32 off, the L2 flushed by writing 256 MB before each trial, a few
 warm-ups, the median of the trials. A crash takes down one candidate: the child is started again after it.
 Needs torch and nvcc (no Dagster, DuckDB or pydantic). Prints a table and writes the rows as JSON.
---variants measures every tile of gemm_tiles.TILES (block-tiled and warp-tiled, ...wWMxWN); --tiles a few.
+--variants measures every tile of gemm_tiles.TILES (block-tiled and warp-tiled, ...wWMxWN); --tiles a few;
+--engines simt,mma also the tensor-core kernel (GenParams.gemm_engine, gemm_mma.py) beside each problem's auto tile.
     python scripts/gpu_gemm_bench.py --source KB.jsonl --out $OUT/gemm_bench.json [--variants | --tiles T1,T2]
 """
 
@@ -51,14 +52,14 @@ def variants(problem_id: int, all_tiles: bool, tiles: tuple[str, ...] = TILES) -
     return [("auto", 0), *((t, 0) for t in tiles), *(("auto", s) for s in SPLIT_VARIANTS.get(problem_id, ()))]
 
 
-def build(code: str, tile: str, split_k: int, arch: str) -> dict[str, Any]:
+def build(code: str, tile: str, split_k: int, engine: str, arch: str) -> dict[str, Any]:
     """Translate and compile one candidate (a worker process); the build lands in the shared cache."""
     from hipforge.execution.cuda import CudaBackend
     from hipforge.execution.gate import hip_sources
 
     start = time.perf_counter()
     try:
-        gen = generate(code, GenParams(gemm_tile=tile, split_k=split_k))
+        gen = generate(code, GenParams(gemm_tile=tile, split_k=split_k, gemm_engine=engine))
         if gen.strategy != "gemm":
             return {"ok": False, "error": f"strategy {gen.strategy}, not the GEMM", "source": gen.source}
         CudaBackend(arch=arch).load_inline("gemm_bench", hip_sources(gen.source), functions=list(gen.kernels))
@@ -128,6 +129,8 @@ def main() -> int:
     parser.add_argument("--variants", action="store_true", help="every tile of gemm_tiles.TILES, and split-K counts")
     parser.add_argument("--tiles", default="", help="comma-separated tiles (gemm_tiles.parse spellings) in place of "
                         "TILES; implies --variants")
+    parser.add_argument("--engines", default="simt", help="comma-separated GenParams.gemm_engine values; engines other "
+                        "than simt are measured at the auto tile and split-K variants only")
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) - 2), help="parallel builds")
     parser.add_argument("--warmup", type=int, default=3)
@@ -135,25 +138,30 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=330.0, help="seconds for the whole run")
     args = parser.parse_args()
     tiles = tuple(t for t in args.tiles.split(",") if t) or TILES
+    engines = tuple(e for e in args.engines.split(",") if e)
     for t in tiles:
         GenParams(gemm_tile=t)  # a misspelt tile fails here, not in every build
+    for e in engines:
+        GenParams(gemm_engine=e)
     args.variants = args.variants or bool(args.tiles)
     start = time.monotonic()
     problems = load_problems(args.source, [int(x) for x in args.problems.split(",")])
     spawn = multiprocessing.get_context("spawn")  # the workers import torch afresh, no CUDA state forked
     rows: list[dict[str, Any]] = []
     with concurrent.futures.ProcessPoolExecutor(args.jobs, mp_context=spawn) as pool:
-        futures = {(p["id"], t, s): pool.submit(build, p["code"], t, s, args.arch)
-                   for p in problems for t, s in variants(p["id"], args.variants, tiles)}
+        futures = {(p["id"], t, s, e): pool.submit(build, p["code"], t, s, e, args.arch)
+                   for p in problems for e in engines
+                   for t, s in variants(p["id"], args.variants and e == "simt", tiles)}
         for p in problems:
             p["candidates"], seen = [], {}
-            for (pid, tile, split_k), future in futures.items():
+            for (pid, tile, split_k, engine), future in futures.items():
                 if pid != p["id"]:
                     continue
                 built = future.result()
-                label = f"{tile}" + (f" split {split_k}" if split_k else "")
+                split = (f" split {split_k}" if split_k else "") + ("" if engine == "simt" else f" {engine}")
+                label = f"{tile}{split}"
                 if built["ok"] and tile == "auto":
-                    label = f"auto={built['choices']['gemm_tile']}" + (f" split {split_k}" if split_k else "")
+                    label = f"auto={built['choices']['gemm_tile']}{split}" if engine == "simt" else f"{engine}{split}"
                 if not built["ok"]:
                     rows.append({"problem": p["id"], "name": p["name"], "label": label, "gemm_tile": tile,
                                  "split_k": split_k, "status": "failed", "error": "build: " + built["error"]})

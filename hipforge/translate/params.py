@@ -8,6 +8,7 @@ from typing import Any
 from hipforge.translate.kernels.gemm_tiles import parse as parse_tile
 
 CONV_EPILOGUES = ("aten", "fused")
+GEMM_ENGINES = ("simt", "mma")
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,10 @@ class GenParams:
     # kernel of its own; "fused" has our conv kernel apply it before its store (one launch, no extra pass)
     # wherever the planner can prove it (kernels/conv_epilogue.py). Which is faster depends on the problem.
     conv_epilogue: str = "aten"
+    # GEMM's multiply-adds: "simt" on the vector units; "mma" on matrix cores at fp32 accuracy where the
+    # compiler has them (kernels/gemm_mma.py: NVIDIA's TF32 tensor cores, three products per fp32 product),
+    # the simt kernel elsewhere
+    gemm_engine: str = "simt"
 
     def __post_init__(self) -> None:
         # a multiple of 64 fills whole wavefronts on AMD and whole warps on NVIDIA
@@ -38,6 +43,8 @@ class GenParams:
             raise ValueError("split_k must be in [0, 1024]")
         if self.conv_epilogue not in CONV_EPILOGUES:
             raise ValueError(f"conv_epilogue must be one of {', '.join(CONV_EPILOGUES)}, not {self.conv_epilogue!r}")
+        if self.gemm_engine not in GEMM_ENGINES:
+            raise ValueError(f"gemm_engine must be one of {', '.join(GEMM_ENGINES)}, not {self.gemm_engine!r}")
 
     def with_changes(self, **changes: Any) -> GenParams:
         return replace(self, **changes)

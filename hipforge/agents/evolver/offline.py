@@ -19,6 +19,7 @@ from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.translate import GenParams
 from hipforge.translate.kernels.gemm_tiles import TILES
+from hipforge.translate.params import CONV_EPILOGUES, GEMM_ENGINES
 
 CHOICES: dict[str, tuple[object, ...]] = {
     "block_size": (64, 128, 256, 512, 1024),
@@ -28,12 +29,13 @@ CHOICES: dict[str, tuple[object, ...]] = {
     "fast_math": (False, True),
     "gemm_tile": ("auto", *TILES),
     "split_k": (0, 1, 2, 4, 8),
-    "conv_epilogue": ("aten", "fused"),
+    "conv_epilogue": CONV_EPILOGUES,
+    "gemm_engine": GEMM_ENGINES,
 }
 # the choices that address a bottleneck (execution/profile/signals.py's labels), mutated more often under it
 FAVOURED: dict[str, tuple[str, ...]] = {
     "memory-bound": ("vector_width", "elems_per_thread", "unroll", "conv_epilogue"),  # fused: one pass fewer
-    "compute-bound": ("fast_math", "gemm_tile", "unroll"),
+    "compute-bound": ("fast_math", "gemm_tile", "gemm_engine", "unroll"),
     "launch-bound": ("elems_per_thread", "block_size"),
 }
 

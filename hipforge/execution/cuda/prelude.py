@@ -72,7 +72,8 @@ _C_NAMES = {
     "climits": r"\b(?:INT|UINT|LONG|LLONG)_(?:MAX|MIN)\b",
     "cstdio": r"\b(?:f|sn|s)?printf\s*\(|\bputs\s*\(|\bstd(?:err|out)\b",
 }
-_HALF = re.compile(r"half|fp16|bf16|bfloat16", re.I)
+# half types, or a CUDA header that includes cuda_fp16.h (mma.h): it must come before the shim's names
+_HALF = re.compile(r"half|fp16|bf16|bfloat16|<mma\.h>", re.I)
 
 
 def std_headers(source: str) -> list[str]:

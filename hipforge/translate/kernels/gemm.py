@@ -4,6 +4,7 @@ C[b] = op(A[b]) @ op(B[b]) (+ bias along N), op(X) = X or X^T (B stored (N, K): 
 or `b.T`; A stored (K, M): `a.T`); triu/tril of the product masks the epilogue. The tile shape comes from
 GenParams.gemm_tile, or from the traced shapes (gemm_tiles.choose), and is recorded in Kernel.choices;
 a warp-tiled one (BMxBNxBK/TMxTNwWMxWN) launches gemm_warp.py's kernel in place of gemm_device.py's.
+GenParams.gemm_engine "mma" launches gemm_mma.py's tensor-core kernel where nvcc compiles, that tile elsewhere.
 Accuracy: each output is one fp32 sum per K slice, a slice at most SLICE_K long (split-K adds the slices
 in order): sequential fp32 sums of 8192 products of U(0, 1) pairs stay within ~5 % of KernelBench's
 atol = rtol = 1e-4 (numpy, 200k outputs; 11 % at 32768), and longer K is split, so rounding grows with
@@ -20,6 +21,7 @@ from hipforge.translate.errors import Untranslatable
 from hipforge.translate.ir.values import Val
 from hipforge.translate.kernels.common import Kernel
 from hipforge.translate.kernels.gemm_device import DEVICE
+from hipforge.translate.kernels.gemm_mma import MMA_DEVICE, MMA_GROUP_TILE, MMA_THREADS, MMA_TILE
 from hipforge.translate.kernels.gemm_tiles import MIN_SPLIT_K, GemmTile, choose, parse
 from hipforge.translate.kernels.gemm_warp import WARP_DEVICE
 from hipforge.translate.kernels.gemv import DEVICE as GEMV_DEVICE
@@ -70,26 +72,39 @@ def gemm_kernel(name: str, out: Val, params: GenParams) -> Kernel:
             *(["    auto Bias = bias.contiguous();"] if rest else []),
             f"    const float* bias_ptr = {'Bias.data_ptr<float>()' if rest else 'nullptr'};",
             *([] if batched or tri else gemv_branches(trans_a, trans_b, params)),
-            *_launch(tile, trans_a, trans_b, tri, diag, params.split_k),
+            *_launches(tile, trans_a, trans_b, tri, diag, params),
             "    return C;", "}"]
     gemv = "" if batched or tri else GEMV_DEVICE + "\n"
-    device = WARP_DEVICE if tile.warp else DEVICE
+    device = (WARP_DEVICE if tile.warp else DEVICE) + (MMA_DEVICE if params.gemm_engine == "mma" else "")
     return Kernel(name, device + "\n" + gemv + "\n".join(host) + "\n", tuple(inputs),
-                  {"gemm_tile": str(tile), "split_k": params.split_k})
+                  {"gemm_tile": str(tile), "split_k": params.split_k,
+                   **({"gemm_engine": params.gemm_engine} if params.gemm_engine != "simt" else {})})
 
 
-def _launch(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, split_k: int) -> list[str]:
+def _launches(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, params: GenParams) -> list[str]:
+    """The simt tile kernel's launch; with the mma engine, gemm_mma.py's in its place where nvcc compiles."""
+    flags = f"{str(trans_a).lower()}, {str(trans_b).lower()}, {tri}"
+    warp = f"{tile.wm}, {tile.wn}, " if tile.warp else ""
+    simt = _launch(f"{'gemm_wtile_kernel' if tile.warp else 'gemm_kernel'}<{tile.bm}, {tile.bn}, {tile.bk}, "
+                   f"{tile.tm}, {tile.tn}, {warp}{flags}>", tile, tile.threads, trans_a, trans_b, tri, diag,
+                   params.split_k)
+    if params.gemm_engine != "mma":
+        return simt
+    t, (wm, wn) = MMA_TILE, MMA_GROUP_TILE
+    mma = _launch(f"gemm_mma_kernel<{t.bm}, {t.bn}, {t.bk}, {wm}, {wn}, {flags}>", t, MMA_THREADS, trans_a, trans_b,
+                  tri, diag, params.split_k)
+    return ["#if defined(__NVCC__)  // tensor cores at fp32 accuracy (gemm_mma.py)", *mma, "#else", *simt, "#endif"]
+
+
+def _launch(kernel: str, t: GemmTile, threads: int, trans_a: bool, trans_b: bool, tri: int, diag: int,
+            split_k: int) -> list[str]:
     """Host lines: split-K's slice count and length, the tile kernel, then the slices' sum when split."""
-    t = tile
     fill = ("    if (split_k == 0 && tiles * batch * splits < 2 * hf_units)  // idle compute units: shorter slices\n"
             "        splits = std::max<int64_t>(splits, std::min<int64_t>((2 * hf_units + tiles * batch - 1) / "
             f"(tiles * batch), K / {MIN_SPLIT_K}));")
     aligned = "reinterpret_cast<std::uintptr_t>({}.data_ptr<float>()) % 16 == 0"
     vec_a = f"{aligned.format('A')} && {'M' if trans_a else 'K'} % 4 == 0"
     vec_b = f"{aligned.format('B')} && {'K' if trans_b else 'N'} % 4 == 0"
-    warp = f"{t.wm}, {t.wn}, " if t.warp else ""
-    args = f"{t.bm}, {t.bn}, {t.bk}, {t.tm}, {t.tn}, {warp}{str(trans_a).lower()}, {str(trans_b).lower()}, {tri}"
-    kernel = f"{'gemm_wtile_kernel' if t.warp else 'gemm_kernel'}<{args}>"
     return [
         "    static const int hf_units = hf_compute_units();",
         f"    const int64_t split_k = {split_k}, tiles = ((M + {t.bm - 1}) / {t.bm}) * ((N + {t.bn - 1}) / {t.bn});",
@@ -103,7 +118,7 @@ def _launch(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, s
         "    splits = std::max<int64_t>(1, (K + k_split - 1) / k_split);",
         "    auto W = splits > 1 ? torch::empty({splits * batch * M * N}, A.options()) : C;",
         f"    const dim3 grid((unsigned)tiles, (unsigned)batch, (unsigned)splits), "
-        f"block({t.threads});",
+        f"block({threads});",
         f"    {kernel}<<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(), bias_ptr, "
         "W.data_ptr<float>(), (int)M, (int)N, (int)K, (int)k_split, M * K, sB, M * N, "
         f"splits > 1 ? batch * M * N : 0, {diag}, {vec_a}, {vec_b});",

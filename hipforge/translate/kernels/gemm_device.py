@@ -45,9 +45,10 @@ __device__ __forceinline__ void hf_gemm_fetch(float4 (&r)[(X * BK / 4 + NT - 1) 
     }
 }
 
-// the registers into shared memory, [k][x]: KC chunks run along k, so they land as 4 scalars down a column
-template <int X, int BK, int NT, bool KC>
-__device__ __forceinline__ void hf_gemm_stash(float4 (*s)[X / 4 + 1], const float4 (&r)[(X * BK / 4 + NT - 1) / NT],
+// the registers into shared memory, [k][x] rows padded by P float4; KC chunks run along k, so they land as 4
+// scalars down a column
+template <int X, int BK, int NT, bool KC, int P = 1>
+__device__ __forceinline__ void hf_gemm_stash(float4 (*s)[X / 4 + P], const float4 (&r)[(X * BK / 4 + NT - 1) / NT],
                                               int tid) {
     constexpr int CH = X * BK / 4;
 #pragma unroll

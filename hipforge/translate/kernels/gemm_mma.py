@@ -1,0 +1,131 @@
+"""The GEMM on matrix cores at fp32 accuracy (GenParams.gemm_engine "mma"): NVIDIA's TF32 tensor cores.
+
+TF32 keeps 10 of fp32's 23 mantissa bits, so one TF32 product per fp32 product misses KernelBench's 1e-4
+(and our evaluator's mixed-scale inputs). Each operand is split instead into two TF32 values, x = hi + lo
+(hi = tf32(x), lo = tf32(x - hi); x - hi is exact in fp32), and a * b is taken as lo_a*hi_b + hi_a*lo_b +
+hi_a*hi_b, accumulated in fp32: only lo_a*lo_b (about 2^-22 of the product) and lo's own rounding are
+dropped, about the error of an fp32 fused multiply-add chain (CUTLASS's "3xTF32"). Three tensor-core
+products still beat one fp32 FMA per product on the vector units (H100: 495 TF32 TFLOP/s dense against
+67 fp32).
+Shape: a block computes BM x BN outputs of C from the double-buffered k-major shared tiles of
+gemm_device.py (the same loads, K slices, triu/tril skipping and split-K workspace), each group of MMA_GROUP
+threads a WM x WN tile of it as (WM / 16) x (WN / 16) wmma fragments of 16 x 16 x 8. Shared rows are padded
+by 8 floats so that every fragment's rows start 32-byte aligned, as wmma loads require. The epilogue stages
+each fragment through shared memory, so edges, the bias, the mask and split-K slices are applied per
+element as the simt kernels do.
+It exists under nvcc alone (`__NVCC__`, both compile passes); the host launches it there and the simt tile
+kernel everywhere else, gfx950 included, where fp32 MFMA would be this kernel's counterpart (not written yet).
+"""
+
+from __future__ import annotations
+
+from hipforge.translate.kernels.gemm_tiles import GemmTile
+
+MMA_TILE = GemmTile(128, 128, 16, 1, 1)  # BM x BN x BK; tm/tn unused: the fragments tile the group's outputs
+MMA_GROUP_TILE = (64, 32)  # WM x WN per group of MMA_GROUP threads: 4 x 2 fragments, 8 groups per block
+MMA_GROUP = 32
+MMA_THREADS = (MMA_TILE.bm // MMA_GROUP_TILE[0]) * (MMA_TILE.bn // MMA_GROUP_TILE[1]) * MMA_GROUP
+
+MMA_DEVICE = """
+#if defined(__NVCC__)
+#include <mma.h>
+
+// x = hi + lo, both TF32 (see gemm_mma.py): the rounding error of hi is exact in fp32
+template <typename Frag>
+__device__ __forceinline__ void hf_tf32_split(const Frag& x, Frag& hi, Frag& lo) {
+#pragma unroll
+    for (int t = 0; t < x.num_elements; ++t) {
+        hi.x[t] = nvcuda::wmma::__float_to_tf32(x.x[t]);
+        lo.x[t] = nvcuda::wmma::__float_to_tf32(x.x[t] - hi.x[t]);
+    }
+}
+
+template <int BM, int BN, int BK, int WM, int WN, bool TRANS_A, bool TRANS_B, int TRI>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * @GROUP@)
+gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ bias,
+                float* __restrict__ C, int M, int N, int K, int k_split, int64_t sA, int64_t sB, int64_t sC,
+                int64_t s_split, int diag, int vec_a, int vec_b) {
+    namespace wmma = nvcuda::wmma;
+    constexpr int G = @GROUP@, NT = (BM / WM) * (BN / WN) * G, FM = WM / 16, FN = WN / 16;
+    constexpr int LA = (BM * BK / 4 + NT - 1) / NT, LB = (BN * BK / 4 + NT - 1) / NT;
+    static_assert(BK % 8 == 0 && WM % 16 == 0 && WN % 16 == 0 && BM % WM == 0 && BN % WN == 0, "gemm_mma.py");
+    __shared__ __align__(32) float4 As[2][BK][BM / 4 + 2];  // rows of BM + 8 floats: 32-byte aligned
+    __shared__ __align__(32) float4 Bs[2][BK][BN / 4 + 2];
+    __shared__ __align__(32) float stage[NT / G][16 * 16];  // a group's fragment on its way to C
+    const int tid = threadIdx.x, group = tid / G, member = tid % G;
+    const int gm = (group / (BN / WN)) * WM, gn = (group % (BN / WN)) * WN;  // the group's corner in the tile
+    const HfGemmBlock blk = hf_gemm_block<BM, BN, TRI>(M, N, K, k_split, diag);
+    const int row0 = blk.row0, col0 = blk.col0, k_end = blk.k_end, k_stop = blk.k_stop;
+    A += blockIdx.y * sA; B += blockIdx.y * sB; C += blockIdx.y * sC + blockIdx.z * s_split;
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[FM][FN];
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+    float4 ra[LA], rb[LB];
+    int buf = 0;
+    if (blk.k_begin < k_stop) {
+        hf_gemm_fetch<BM, BK, NT, !TRANS_A>(ra, A, TRANS_A ? M : K, row0, M, blk.k_begin, k_end, vec_a, tid);
+        hf_gemm_fetch<BN, BK, NT, TRANS_B>(rb, B, TRANS_B ? K : N, col0, N, blk.k_begin, k_end, vec_b, tid);
+        hf_gemm_stash<BM, BK, NT, !TRANS_A, 2>(As[0], ra, tid);
+        hf_gemm_stash<BN, BK, NT, TRANS_B, 2>(Bs[0], rb, tid);
+        __syncthreads();
+    }
+    for (int k0 = blk.k_begin; k0 < k_stop; k0 += BK) {
+        const bool more = k0 + BK < k_stop;  // the same for the whole block: the barrier below is uniform
+        if (more) {
+            hf_gemm_fetch<BM, BK, NT, !TRANS_A>(ra, A, TRANS_A ? M : K, row0, M, k0 + BK, k_end, vec_a, tid);
+            hf_gemm_fetch<BN, BK, NT, TRANS_B>(rb, B, TRANS_B ? K : N, col0, N, k0 + BK, k_end, vec_b, tid);
+        }
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 8) {
+            // As is A^T row-major, i.e. A column-major; Bs is B row-major
+            wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::col_major> a, a_hi[FM], a_lo[FM];
+            wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b, b_hi[FN], b_lo[FN];
+#pragma unroll
+            for (int i = 0; i < FM; ++i) {
+                wmma::load_matrix_sync(a, reinterpret_cast<const float*>(As[buf][kk]) + gm + 16 * i, BM + 8);
+                hf_tf32_split(a, a_hi[i], a_lo[i]);
+            }
+#pragma unroll
+            for (int j = 0; j < FN; ++j) {
+                wmma::load_matrix_sync(b, reinterpret_cast<const float*>(Bs[buf][kk]) + gn + 16 * j, BN + 8);
+                hf_tf32_split(b, b_hi[j], b_lo[j]);
+            }
+#pragma unroll
+            for (int i = 0; i < FM; ++i)
+#pragma unroll
+                for (int j = 0; j < FN; ++j) {  // the small terms first: they are lost last to rounding
+                    wmma::mma_sync(acc[i][j], a_lo[i], b_hi[j], acc[i][j]);
+                    wmma::mma_sync(acc[i][j], a_hi[i], b_lo[j], acc[i][j]);
+                    wmma::mma_sync(acc[i][j], a_hi[i], b_hi[j], acc[i][j]);
+                }
+        }
+        if (more) {
+            hf_gemm_stash<BM, BK, NT, !TRANS_A, 2>(As[buf ^ 1], ra, tid);
+            hf_gemm_stash<BN, BK, NT, TRANS_B, 2>(Bs[buf ^ 1], rb, tid);
+            __syncthreads();
+            buf ^= 1;
+        }
+    }
+    // without split-K the bias and the mask, else raw slice sums: gemm_split_sum adds those
+    const bool whole = gridDim.z == 1;
+    float* st = stage[group];
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j) {
+            wmma::store_matrix_sync(st, acc[i][j], 16, wmma::mem_row_major);
+            __syncwarp();
+            for (int e = member; e < 16 * 16; e += G) {
+                const int row = row0 + gm + 16 * i + e / 16, col = col0 + gn + 16 * j + e % 16;
+                if (row >= M || col >= N) continue;
+                const int d = col - row;
+                const bool kept = TRI == 0 || (TRI == 1 ? d >= diag : d <= diag);
+                C[(int64_t)row * N + col] = !whole ? st[e] : kept ? st[e] + (bias ? bias[col] : 0.0f) : 0.0f;
+            }
+            __syncwarp();
+        }
+}
+#endif
+""".replace("@GROUP@", str(MMA_GROUP))

@@ -1,7 +1,7 @@
-"""GenParams.gemm_engine "mma": the tensor-core GEMM (kernels/gemm_mma.py) where nvcc compiles, the simt tile
-kernel everywhere else. Without a GPU: the choice and its record, the nvcc build of the cuda backend (tensor-core
-path included), the gfx950 gate and the cpu backend (both take the simt path). Its numbers come from
-scripts/gpu_gemm_bench.py --engines simt,mma on a GPU.
+"""GenParams.gemm_engine "mma": the tensor-core GEMM (kernels/gemm_mma.py) and implicit-GEMM conv (conv_gemm.py)
+where nvcc compiles, the simt kernels everywhere else. Without a GPU: the choice and its record, the nvcc build
+of the cuda backend (tensor-core path included), the gfx950 gate and the cpu backend (both take the simt path).
+Its numbers come from scripts/gpu_gemm_bench.py --engines simt,mma and kernelbench_run.py --param gemm_engine=mma.
 """
 
 from __future__ import annotations
@@ -15,12 +15,15 @@ from hipforge.agents.evolver.offline import CHOICES, FAVOURED
 from hipforge.execution import gate
 from hipforge.translate import GenParams, generate
 from hipforge.translate.params import GEMM_ENGINES
+from tests.test_translate_conv_epilogue import CASES as CONV_CASES
 from tests.test_translate_gemm import _check, needs_gate, task
 
 MMA = GenParams(gemm_engine="mma")
 TRANS_B_BIAS = task("self.fc(a)", "[torch.rand(3, 5, 36)]", init="self.fc = nn.Linear(p[0], p[1])",
                     init_inputs="[36, 70]", args="a")
 TRIU_ODD = task("torch.triu(torch.matmul(a, b), diagonal=3)", "[torch.randn(150, 27), torch.randn(27, 141)]")
+CONV = CONV_CASES["conv2d_bias_relu_multiply"]  # 32 output channels: the implicit GEMM, with its epilogue fused
+CONV_MMA = GenParams(gemm_engine="mma", conv_epilogue="fused")
 
 
 def test_the_engine_is_a_choice_evolution_mutates():
@@ -36,18 +39,22 @@ def test_mma_launches_under_nvcc_and_the_simt_tile_elsewhere():
     assert "gemm_mma_kernel<128, 128, 16, 64, 32, false, false, 1><<<" in nvcc and "block(256)" in nvcc
     assert "gemm_kernel<32, 32, 8, 4, 4, false, false, 1><<<" in rest.split("#endif", 1)[0]
     assert "gemm_mma_kernel" not in generate(TRIU_ODD).source  # the default engine carries none of it
+    conv = generate(CONV, CONV_MMA).source
+    nvcc, rest = conv.split("#if defined(__NVCC__)  // tensor cores", 1)[1].split("#else", 1)
+    assert "conv_epilogue_0_gemm_mma<false><<<" in nvcc and "conv_epilogue_0_gemm<false><<<" in rest
+    assert conv.count("hf_tf32_split(const Frag&") == 1 and "hf_tf32_split" not in generate(CONV).source
 
 
-@pytest.mark.parametrize("source", [TRANS_B_BIAS, TRIU_ODD], ids=["linear_bias", "triu"])
+@pytest.mark.parametrize("source", [TRANS_B_BIAS, TRIU_ODD, CONV], ids=["linear_bias", "triu", "conv_epilogue"])
 def test_mma_candidates_are_correct_on_cpu(source: str):
-    """The cpu backend compiles with g++: the simt kernel runs, bias, mask and odd edges included."""
-    _check(source, MMA)
+    """The cpu backend compiles with g++: the simt kernels run, bias, mask, odd edges and the conv's epilogue."""
+    _check(source, CONV_MMA)
 
 
 @needs_gate
 def test_mma_candidates_compile_for_gfx950():
-    for source in (TRANS_B_BIAS, TRIU_ODD):
-        result = gate.gate_candidate(generate(source, MMA).source)
+    for source in (TRANS_B_BIAS, TRIU_ODD, CONV):
+        result = gate.gate_candidate(generate(source, CONV_MMA).source)
         assert result.ok, result.log[-2000:]
 
 
@@ -56,7 +63,8 @@ def test_mma_candidate_builds_with_the_cuda_backends_nvcc():
     """The tensor-core path through the shim: mma.h pulls in cuda_fp16.h, which must come before HIP's names."""
     from hipforge.execution.cuda import CudaBackend
 
-    gen = generate(TRIU_ODD, MMA)
-    functions = re.findall(r"functions=\['(\w+)'\]", gen.source)
-    module = CudaBackend(mode="lite").load_inline("mma_triu", gate.hip_sources(gen.source), functions=functions)
-    assert callable(getattr(module, functions[0]))
+    for name, source in (("mma_triu", TRIU_ODD), ("mma_conv", CONV)):
+        gen = generate(source, CONV_MMA)
+        functions = re.findall(r"functions=\['(\w+)'\]", gen.source)
+        module = CudaBackend(mode="lite").load_inline(name, gate.hip_sources(gen.source), functions=functions)
+        assert callable(getattr(module, functions[0]))

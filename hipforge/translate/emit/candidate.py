@@ -13,6 +13,7 @@ from hipforge.translate.kernels.common import (
     PROLOGUE,
     WELFORD,
 )
+from hipforge.translate.kernels.gemm_mma import MMA_HELPERS
 from hipforge.translate.plan import Program
 
 
@@ -23,6 +24,7 @@ def hip_source(program: Program) -> str:
     helpers += [BLOCK_ARG_REDUCE] if "hf_block_arg_reduce<" in text else []
     helpers += [WELFORD] if "hf_group_welford(" in text else []
     helpers += [BROADCAST_INDEX] if "hf_bcast" in text or "hf_divmod(" in text else []
+    helpers += [MMA_HELPERS] if "hf_tf32_split(" in text else []
     return "\n".join([PROLOGUE, *helpers, *(k.source for k in program.kernels)])
 
 

@@ -155,7 +155,7 @@ def conv_kernel(name: str, out: Val, params: GenParams, epilogue: Epilogue = Epi
                            taps=_taps(spec.transposed), first="".join(
                                "\n" + _indent(FIRST_TAP.format(a=a, A=a.upper()), 8) for a in "dhw" if spec.transposed))
     if gemm_applies(spec):
-        device += "\n" + gemm_device(name, spec, epilogue.kernel_params, epilogue.store)
+        device += "\n" + gemm_device(name, spec, epilogue.kernel_params, epilogue.store, params.gemm_engine == "mma")
     if epilogue.op:
         device = "\n".join(epilogue.op) + "\n\n" + device
     host = _host(name, spec, has_bias, params, epilogue)
@@ -201,7 +201,7 @@ def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams, epilogue
         *epilogue.host_checks,
         "    if (Y.numel() == 0) return Y;",
         f"    const int threads = {params.block_size};",
-        *_gemm_branch(name, spec, launch),
+        *_gemm_branch(name, spec, launch, params.gemm_engine == "mma"),
         f"    if ((OC / G) % {OCB} == 0) {{",
         f"        const int blocks = {grid_for(f'Y.numel() / {OCB}', params.block_size)};",
         f"        {name}_kernel<{OCB}>{launch};",
@@ -212,13 +212,18 @@ def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams, epilogue
         "    return Y;", "}"])
 
 
-def _gemm_branch(name: str, spec: ConvSpec, launch: str) -> list[str]:
-    """Host lines that take the implicit-GEMM kernel when the channels are dense enough to fill its tiles."""
+def _gemm_branch(name: str, spec: ConvSpec, launch: str, mma: bool) -> list[str]:
+    """Host lines that take the implicit-GEMM kernel when the channels are dense enough to fill its tiles (with
+    `mma`, its tensor-core twin where nvcc compiles)."""
     if not gemm_applies(spec):
         return []
     taps = math.prod(spec.kernel)
     tiles = "((Y.numel() / OC + 63) / 64) * ((OC / G + 63) / 64) * G"
+    call = f"<{str(spec.transposed).lower()}>" + launch.replace("threads>>>", "256>>>") + ";"
+    kernel = [f"        {name}_gemm{call}"]
+    if mma:
+        kernel = ["#if defined(__NVCC__)  // tensor cores at fp32 accuracy (gemm_mma.py)",
+                  f"        {name}_gemm_mma{call}", "#else", *kernel, "#endif"]
     return [f"    if (OC / G >= {GEMM_MIN} && C / G * {taps} >= {GEMM_MIN}) {{",
             f"        const int blocks = (int)std::min<int64_t>({tiles}, 65535);",
-            f"        {name}_gemm<{str(spec.transposed).lower()}>" + launch.replace("threads>>>", "256>>>") + ";",
-            "        return Y;", "    }"]
+            *kernel, "        return Y;", "    }"]

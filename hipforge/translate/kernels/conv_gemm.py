@@ -95,13 +95,122 @@ __global__ void __launch_bounds__(256) {name}_gemm(const float* __restrict__ x, 
 """
 
 
+# GenParams.gemm_engine "mma" (gemm_mma.py): the same tiles, gathers and epilogue, the products on TF32 tensor cores
+# at fp32 accuracy, where nvcc compiles. The next K-tile is gathered into registers while this one is multiplied,
+# into the other of two shared buffers; each group of 32 threads a 16 x 32 corner of the 64 x 64 tile (1 x 2
+# fragments), staged through shared memory to the epilogue.
+MMA_DEVICE = """#if defined(__NVCC__)
+template <bool FLIP>
+__global__ void __launch_bounds__(256) {name}_gemm_mma(const float* __restrict__ x, const float* __restrict__ w,
+        const float* __restrict__ bias, float* __restrict__ y, int64_t N, int C, int D, int H, int W,
+        int OC, int OD, int OH, int OW, int G{extra}) {{
+    namespace wmma = nvcuda::wmma;
+    constexpr int KD = {k[0]}, KH = {k[1]}, KW = {k[2]}, SD = {s[0]}, SH = {s[1]}, SW = {s[2]};
+    constexpr int PD = {p[0]}, PH = {p[1]}, PW = {p[2]}, DD = {d[0]}, DH = {d[1]}, DW = {d[2]};
+    constexpr int TAPS = KD * KH * KW, TM = 64, TN = 64, TK = 16, LA = TK * TM / 256, LB = TK * TN / 256;
+    __shared__ __align__(32) float As[2][TK][TM + 8];  // rows 32-byte aligned, as wmma loads require
+    __shared__ __align__(32) float Bs[2][TK][TN + 8];
+    __shared__ __align__(32) float stage[8][16 * 16];
+    const int Cg = C / G, OCg = OC / G, K = Cg * TAPS;
+    const int64_t in_plane = (int64_t)D * H * W, out_plane = (int64_t)OD * OH * OW, M = N * out_plane;
+    const int64_t m_tiles = (M + TM - 1) / TM;
+    const int n_tiles = (OCg + TN - 1) / TN;
+    const int tid = threadIdx.x, am = tid % TM, group = tid / 32, member = tid % 32;
+    const int gm = (group % 4) * 16, gn = (group / 4) * 32;
+    for (int64_t t = blockIdx.x; t < m_tiles * n_tiles * G; t += gridDim.x) {{
+        const int64_t m0 = (t % m_tiles) * TM;
+        const int n0 = (int)((t / m_tiles) % n_tiles) * TN, g = (int)(t / (m_tiles * n_tiles));
+        const int64_t m = m0 + am;
+        const bool m_ok = m < M;
+        const int64_t pos = m_ok ? m % out_plane : 0;
+        const int ow = (int)(pos % OW), oh = (int)((pos / OW) % OH), od = (int)(pos / ((int64_t)OW * OH));
+        const float* xg = x + ((m_ok ? m / out_plane : 0) * C + (int64_t)g * Cg) * in_plane;
+        float ra[LA], rb[LB];
+        auto gather = [&](int k0) {{
+            #pragma unroll
+            for (int i = 0; i < LA; ++i) {{
+                const int k = k0 + tid / TM + i * (256 / TM);
+                float v = 0.0f;
+                if (m_ok && k < K) {{
+                    const int c = k / TAPS, tap = k % TAPS;
+                    const int id = od * SD - PD + (tap / (KH * KW)) * DD;
+                    const int ih = oh * SH - PH + ((tap / KW) % KH) * DH, iw = ow * SW - PW + (tap % KW) * DW;
+                    if (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)
+                        v = xg[c * in_plane + ((int64_t)id * H + ih) * W + iw];
+                }}
+                ra[i] = v;
+            }}
+            #pragma unroll
+            for (int i = 0; i < LB; ++i) {{
+                const int k = k0 + tid % TK, oc = n0 + tid / TK + i * (256 / TK);
+                const bool in = oc < OCg && k < K;
+                rb[i] = !in ? 0.0f : FLIP ? w[(((int64_t)g * Cg + k / TAPS) * OCg + oc) * TAPS + (TAPS - 1 - k % TAPS)]
+                                          : w[((int64_t)g * OCg + oc) * K + k];
+            }}
+        }};
+        auto stash = [&](int b) {{
+            #pragma unroll
+            for (int i = 0; i < LA; ++i) As[b][tid / TM + i * (256 / TM)][am] = ra[i];
+            #pragma unroll
+            for (int i = 0; i < LB; ++i) Bs[b][tid % TK][tid / TK + i * (256 / TK)] = rb[i];
+        }};
+        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2];
+        wmma::fill_fragment(acc[0], 0.0f);
+        wmma::fill_fragment(acc[1], 0.0f);
+        gather(0);
+        stash(0);
+        __syncthreads();
+        int buf = 0;
+        for (int k0 = 0; k0 < K; k0 += TK) {{
+            const bool more = k0 + TK < K;
+            if (more) gather(k0 + TK);
+            #pragma unroll
+            for (int kk = 0; kk < TK; kk += 8) {{
+                wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::col_major> a, a_hi, a_lo;
+                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b, b_hi[2], b_lo[2];
+                wmma::load_matrix_sync(a, &As[buf][kk][gm], TM + 8);
+                hf_tf32_split(a, a_hi, a_lo);
+                #pragma unroll
+                for (int j = 0; j < 2; ++j) {{
+                    wmma::load_matrix_sync(b, &Bs[buf][kk][gn + 16 * j], TN + 8);
+                    hf_tf32_split(b, b_hi[j], b_lo[j]);
+                    hf_tf32_mma(acc[j], a_hi, a_lo, b_hi[j], b_lo[j]);
+                }}
+            }}
+            if (more) stash(buf ^ 1);
+            __syncthreads();  // the next K-tile is in; this one's readers are done before it is written again
+            buf ^= 1;
+        }}
+        float* st = stage[group];
+        #pragma unroll
+        for (int j = 0; j < 2; ++j) {{
+            wmma::store_matrix_sync(st, acc[j], 16, wmma::mem_row_major);
+            __syncwarp();
+            for (int e = member; e < 16 * 16; e += 32) {{
+                const int64_t mo = m0 + gm + e / 16;
+                const int oc = n0 + gn + 16 * j + e % 16;
+                if (mo < M && oc < OCg) {{
+                    const int64_t n = mo / out_plane, p = mo % out_plane;
+                    const int o = g * OCg + oc;
+                    {store}
+                }}
+            }}
+            __syncwarp();
+        }}
+    }}
+}}
+#endif
+"""
+
+
 def gemm_applies(spec: ConvSpec) -> bool:
     """Forward convs, and transposed ones of stride 1 everywhere (no holes between input taps)."""
     return not spec.transposed or all(s == 1 for s in spec.stride)
 
 
-def gemm_device(name: str, spec: ConvSpec, extra: str, store: Callable[[str, str, str], str]) -> str:
-    """The kernel's source; `extra` kernel parameters and `store(at, channel, value)` for an epilogue."""
+def gemm_device(name: str, spec: ConvSpec, extra: str, store: Callable[[str, str, str], str], mma: bool = False) -> str:
+    """The kernel's source (with `mma`, MMA_DEVICE's too); `extra` kernel parameters and `store(at, channel,
+    value)` for an epilogue."""
     nd = len(spec.kernel)
 
     def pad3(values: tuple[int, ...] | list[int], fill: int) -> tuple[int, ...]:
@@ -109,6 +218,10 @@ def gemm_device(name: str, spec: ConvSpec, extra: str, store: Callable[[str, str
 
     padding = [d * (k - 1) - p for k, p, d in zip(spec.kernel, spec.padding, spec.dilation, strict=True)] \
         if spec.transposed else list(spec.padding)
+    shape = {"k": pad3(spec.kernel, 1), "s": pad3(spec.stride, 1), "p": pad3(padding, 0), "d": pad3(spec.dilation, 1)}
     stored = store("(n * OC + o) * out_plane + p", "o", "acc[r][c] + (bias ? bias[o] : 0.0f)")
-    return DEVICE.format(name=name, extra=extra, store=stored, k=pad3(spec.kernel, 1), s=pad3(spec.stride, 1),
-                         p=pad3(padding, 0), d=pad3(spec.dilation, 1))
+    source = DEVICE.format(name=name, extra=extra, store=stored, **shape)
+    if mma:
+        staged = store("(n * OC + o) * out_plane + p", "o", "st[e] + (bias ? bias[o] : 0.0f)")
+        source += "\n" + MMA_DEVICE.format(name=name, extra=extra, store=staged, **shape)
+    return source

@@ -26,10 +26,10 @@ MMA_GROUP_TILE = (64, 32)  # WM x WN per group of MMA_GROUP threads: 4 x 2 fragm
 MMA_GROUP = 32
 MMA_THREADS = (MMA_TILE.bm // MMA_GROUP_TILE[0]) * (MMA_TILE.bn // MMA_GROUP_TILE[1]) * MMA_GROUP
 
-MMA_DEVICE = """
-#if defined(__NVCC__)
+# the candidate carries these once (emit/candidate.py) for every kernel that calls hf_tf32_split: the GEMM's, the
+# implicit-GEMM conv's (conv_gemm.py); hf_tf32_mma adds a x b to acc at fp32 accuracy
+MMA_HELPERS = """#if defined(__NVCC__)
 #include <mma.h>
-
 // x = hi + lo, both TF32 (see gemm_mma.py): the rounding error of hi is exact in fp32
 template <typename Frag>
 __device__ __forceinline__ void hf_tf32_split(const Frag& x, Frag& hi, Frag& lo) {
@@ -40,6 +40,19 @@ __device__ __forceinline__ void hf_tf32_split(const Frag& x, Frag& hi, Frag& lo)
     }
 }
 
+// the small terms first: they are lost last to rounding
+template <typename Acc, typename FragA, typename FragB>
+__device__ __forceinline__ void hf_tf32_mma(Acc& acc, const FragA& a_hi, const FragA& a_lo, const FragB& b_hi,
+                                            const FragB& b_lo) {
+    nvcuda::wmma::mma_sync(acc, a_lo, b_hi, acc);
+    nvcuda::wmma::mma_sync(acc, a_hi, b_lo, acc);
+    nvcuda::wmma::mma_sync(acc, a_hi, b_hi, acc);
+}
+#endif
+"""
+
+MMA_DEVICE = """
+#if defined(__NVCC__)
 template <int BM, int BN, int BK, int WM, int WN, bool TRANS_A, bool TRANS_B, int TRI>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * @GROUP@)
 gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ bias,
@@ -95,11 +108,7 @@ gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const 
 #pragma unroll
             for (int i = 0; i < FM; ++i)
 #pragma unroll
-                for (int j = 0; j < FN; ++j) {  // the small terms first: they are lost last to rounding
-                    wmma::mma_sync(acc[i][j], a_lo[i], b_hi[j], acc[i][j]);
-                    wmma::mma_sync(acc[i][j], a_hi[i], b_lo[j], acc[i][j]);
-                    wmma::mma_sync(acc[i][j], a_hi[i], b_hi[j], acc[i][j]);
-                }
+                for (int j = 0; j < FN; ++j) hf_tf32_mma(acc[i][j], a_hi[i], a_lo[i], b_hi[j], b_lo[j]);
         }
         if (more) {
             hf_gemm_stash<BM, BK, NT, !TRANS_A, 2>(As[buf ^ 1], ra, tid);

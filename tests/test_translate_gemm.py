@@ -89,7 +89,7 @@ def test_forced_split_k_with_a_mask(tile: str):
     """split_k = 3 on a short K: three slices, the triu mask and the zero tiles applied by the slices' sum."""
     source = task("torch.triu(torch.matmul(a, b))", "[torch.randn(70, 50), torch.randn(50, 66)]")
     gen = _check(source, GenParams(gemm_tile=tile, split_k=3))
-    assert "gemm_split_sum<1>" in gen
+    assert "gemm_split_sum<1, HfGemmPlain>" in gen
 
 
 def _check(task_source: str, params: GenParams, wavefront: int = 32) -> str:
@@ -107,7 +107,7 @@ def test_tiles_are_chosen_from_the_shapes_and_recorded():
     assert str(choose(64, 64, 64, 1)) == "32x32x8/4x4"
     gen = generate(task("torch.matmul(a, b)", "[torch.rand(4096, 4096), torch.rand(4096, 4096)]"))
     assert gen.choices == {"gemm_tile": "128x128x8/8x8", "split_k": 0}
-    assert "gemm_kernel<128, 128, 8, 8, 8, false, false, 0>" in gen.source
+    assert "gemm_kernel<128, 128, 8, 8, 8, false, false, 0, HfGemmPlain>" in gen.source
     assert all(str(parse(t)) == t for t in TILES)
     for bad in ("128x128x8/2x2", "16x16x8/4x4", "256x256x8/4x4", "128x128"):
         with pytest.raises(ValueError):
@@ -120,7 +120,7 @@ def test_warp_tiles_are_parsed_and_launched():
     gen = generate(task("torch.matmul(a, b.T)", "[torch.rand(512, 512), torch.rand(512, 512)]"),
                    GenParams(gemm_tile="128x128x8/8x8w64x32"))
     assert gen.choices == {"gemm_tile": "128x128x8/8x8w64x32", "split_k": 0}
-    assert "gemm_wtile_kernel<128, 128, 8, 8, 8, 64, 32, false, true, 0>" in gen.source
+    assert "gemm_wtile_kernel<128, 128, 8, 8, 8, 64, 32, false, true, 0, HfGemmPlain>" in gen.source
     assert "gemm_kernel<" not in gen.source  # a candidate carries the one tile kernel it launches
     # its lane groups of 32 are a mapping, not the hardware's warp: nothing reads as a warp width
     assert_no_hard_coded_warp_width("128x128x8/8x8w64x32", gen.source)

@@ -23,7 +23,9 @@ TRANS_B_BIAS = task("self.fc(a)", "[torch.rand(3, 5, 36)]", init="self.fc = nn.L
                     init_inputs="[36, 70]", args="a")
 TRIU_ODD = task("torch.triu(torch.matmul(a, b), diagonal=3)", "[torch.randn(150, 27), torch.randn(27, 141)]")
 CONV = CONV_CASES["conv2d_bias_relu_multiply"]  # 32 output channels: the implicit GEMM, with its epilogue fused
-CONV_MMA = GenParams(gemm_engine="mma", conv_epilogue="fused")
+CONV_MMA = GenParams(gemm_engine="mma", conv_epilogue="fused", gemm_epilogue="fused")
+LINEAR_EPILOGUE = task("torch.relu(self.fc(a) * 0.5)", "[torch.rand(6, 40)]", init="self.fc = nn.Linear(p[0], p[1])",
+                       init_inputs="[40, 72]", args="a")
 
 
 def test_the_engine_is_a_choice_evolution_mutates():
@@ -36,8 +38,10 @@ def test_mma_launches_under_nvcc_and_the_simt_tile_elsewhere():
     gen = generate(TRIU_ODD, MMA)
     assert gen.choices == {"gemm_tile": "32x32x8/4x4", "split_k": 0, "gemm_engine": "mma"}
     nvcc, rest = gen.source.split("#if defined(__NVCC__)  // tensor cores", 1)[1].split("#else", 1)
-    assert "gemm_mma_kernel<128, 128, 16, 64, 32, false, false, 1><<<" in nvcc and "block(256)" in nvcc
-    assert "gemm_kernel<32, 32, 8, 4, 4, false, false, 1><<<" in rest.split("#endif", 1)[0]
+    assert "gemm_mma_kernel<128, 128, 16, 64, 32, false, false, 1, HfGemmPlain><<<" in nvcc and "block(256)" in nvcc
+    assert "gemm_kernel<32, 32, 8, 4, 4, false, false, 1, HfGemmPlain><<<" in rest.split("#endif", 1)[0]
+    fused = generate(LINEAR_EPILOGUE, CONV_MMA).source  # the epilogue's functor goes to both engines' kernels
+    assert "gemm_mma_kernel<128, 128, 16, 64, 32, false, true, 0, gemm_epilogue_0_epi><<<" in fused
     assert "gemm_mma_kernel" not in generate(TRIU_ODD).source  # the default engine carries none of it
     conv = generate(CONV, CONV_MMA).source
     nvcc, rest = conv.split("#if defined(__NVCC__)  // tensor cores", 1)[1].split("#else", 1)
@@ -45,7 +49,8 @@ def test_mma_launches_under_nvcc_and_the_simt_tile_elsewhere():
     assert conv.count("hf_tf32_split(const Frag&") == 1 and "hf_tf32_split" not in generate(CONV).source
 
 
-@pytest.mark.parametrize("source", [TRANS_B_BIAS, TRIU_ODD, CONV], ids=["linear_bias", "triu", "conv_epilogue"])
+@pytest.mark.parametrize("source", [TRANS_B_BIAS, TRIU_ODD, CONV, LINEAR_EPILOGUE],
+                         ids=["linear_bias", "triu", "conv_epilogue", "gemm_epilogue"])
 def test_mma_candidates_are_correct_on_cpu(source: str):
     """The cpu backend compiles with g++: the simt kernels run, bias, mask, odd edges and the conv's epilogue."""
     _check(source, CONV_MMA)
@@ -53,7 +58,7 @@ def test_mma_candidates_are_correct_on_cpu(source: str):
 
 @needs_gate
 def test_mma_candidates_compile_for_gfx950():
-    for source in (TRANS_B_BIAS, TRIU_ODD, CONV):
+    for source in (TRANS_B_BIAS, TRIU_ODD, CONV, LINEAR_EPILOGUE):
         result = gate.gate_candidate(generate(source, CONV_MMA).source)
         assert result.ok, result.log[-2000:]
 
@@ -63,7 +68,7 @@ def test_mma_candidate_builds_with_the_cuda_backends_nvcc():
     """The tensor-core path through the shim: mma.h pulls in cuda_fp16.h, which must come before HIP's names."""
     from hipforge.execution.cuda import CudaBackend
 
-    for name, source in (("mma_triu", TRIU_ODD), ("mma_conv", CONV)):
+    for name, source in (("mma_triu", TRIU_ODD), ("mma_conv", CONV), ("mma_linear_epilogue", LINEAR_EPILOGUE)):
         gen = generate(source, CONV_MMA)
         functions = re.findall(r"functions=\['(\w+)'\]", gen.source)
         module = CudaBackend(mode="lite").load_inline(name, gate.hip_sources(gen.source), functions=functions)

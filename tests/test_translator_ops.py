@@ -74,7 +74,7 @@ def test_matrix_product_forms_get_the_gemm(forward: str, strategy: str):
     gen = generate(task("pass", forward, inputs, args="x, w"))
     assert gen.strategy == strategy
     if "triu" in forward:
-        assert re.search(r"gemm_kernel<(\d+, ){5}true, false, 1>", gen.source)
+        assert re.search(r"gemm_kernel<(\d+, ){5}true, false, 1, HfGemmPlain>", gen.source)
 
 
 def test_batched_and_flat_products_take_their_own_paths():

@@ -7,7 +7,7 @@ from typing import Any
 
 from hipforge.translate.kernels.gemm_tiles import parse as parse_tile
 
-CONV_EPILOGUES = ("aten", "fused")
+EPILOGUES = ("aten", "fused")
 GEMM_ENGINES = ("simt", "mma")
 
 
@@ -24,6 +24,8 @@ class GenParams:
     # kernel of its own; "fused" has our conv kernel apply it before its store (one launch, no extra pass)
     # wherever the planner can prove it (kernels/conv_epilogue.py). Which is faster depends on the problem.
     conv_epilogue: str = "aten"
+    # the same for a GEMM (matmul, linear, bmm) and our GEMM kernel (kernels/gemm_epilogue.py)
+    gemm_epilogue: str = "aten"
     # GEMM's multiply-adds: "simt" on the vector units; "mma" on matrix cores at fp32 accuracy where the
     # compiler has them (kernels/gemm_mma.py: NVIDIA's TF32 tensor cores, three products per fp32 product),
     # the simt kernel elsewhere
@@ -41,8 +43,9 @@ class GenParams:
             parse_tile(self.gemm_tile)  # raises ValueError naming what is wrong
         if not 0 <= self.split_k <= 1024:
             raise ValueError("split_k must be in [0, 1024]")
-        if self.conv_epilogue not in CONV_EPILOGUES:
-            raise ValueError(f"conv_epilogue must be one of {', '.join(CONV_EPILOGUES)}, not {self.conv_epilogue!r}")
+        for name in ("conv_epilogue", "gemm_epilogue"):
+            if getattr(self, name) not in EPILOGUES:
+                raise ValueError(f"{name} must be one of {', '.join(EPILOGUES)}, not {getattr(self, name)!r}")
         if self.gemm_engine not in GEMM_ENGINES:
             raise ValueError(f"gemm_engine must be one of {', '.join(GEMM_ENGINES)}, not {self.gemm_engine!r}")
 

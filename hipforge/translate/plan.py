@@ -5,7 +5,8 @@ fuse); the heavy ops between them (conv,
 linear, matmul) stay in ATen, the strategy the seed's SFT model learned. A model that is one
 matmul/bmm/linear gets the tiled GEMM instead, convolutions direct N-d kernels; scans and pooling
 are kernels of their own wherever they appear. With GenParams.conv_epilogue "fused", a conv whose output
-only elementwise work reads is our conv kernel with that work applied before its store (conv_epilogue.py).
+only elementwise work reads is our conv kernel with that work applied before its store (conv_epilogue.py);
+gemm_epilogue "fused" does the same for a GEMM with our GEMM kernel (gemm_epilogue.py).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from hipforge.translate.kernels.conv import conv_chain
 from hipforge.translate.kernels.conv_epilogue import conv_epilogue_kernel, placements
 from hipforge.translate.kernels.elementwise import broadcast_span, elementwise_kernel
 from hipforge.translate.kernels.gemm import gemm_kernel
+from hipforge.translate.kernels.gemm_epilogue import GEMM_KINDS, gemm_epilogue_kernel
+from hipforge.translate.kernels.gemm_epilogue import placements as gemm_placements
 from hipforge.translate.kernels.two_stage_reduce import CUT_ROWS, reduction_kernel, splits
 from hipforge.translate.kernels.value_classes import classify
 from hipforge.translate.lower.ops import as_shape, binary
 from hipforge.translate.params import GenParams
-
-GEMM_KINDS = ("linear", "matmul", "bmm")
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,20 @@ def plan(output: Val, params: GenParams) -> Program:
     groups = fuse(order, output)
     if not groups and not any(v.op == "kernel" for v in order):
         return _single_op_program(output, params)
-    taken, choices = placements(order, groups, output, _users(order), params)
+    users = _users(order)
+    taken, choices = placements(order, groups, output, users, params)
+    choices |= gemm_placements(order, groups, output, users, params, taken)
     kernel_at: dict[int, Kernel] = {}
     for k, members in enumerate(groups):
-        if id(members[-1]) in taken:  # the conv's kernel computes the group: one launch
-            kernel_at[id(members[-1])] = conv_epilogue_kernel(f"conv_epilogue_{k}", taken[id(members[-1])], members,
-                                                              params)
+        if (heavy := taken.get(id(members[-1]))) is not None:  # the heavy op's kernel computes the group: one launch
+            gemm = heavy.kind in GEMM_KINDS
+            build_heavy = gemm_epilogue_kernel if gemm else conv_epilogue_kernel
+            kernel_at[id(members[-1])] = build_heavy(f"{'gemm' if gemm else 'conv'}_epilogue_{k}", heavy, members,
+                                                     params)
             continue
         build = reduction_kernel if any(m.op == "reduce" for m in members) else elementwise_kernel
         kernel_at[id(members[-1])] = build(f"fused_{k}", members, outside_inputs(members), members[-1], params)
-    absorbed = {id(conv) for conv in taken.values()}
+    absorbed = {id(heavy) for heavy in taken.values()}
     for k, v in enumerate(x for x in order if x.op == "kernel"):
         kernel_at[id(v)] = v.extra["build"](f"{v.fn}_{k}", v, params)
     lines, expr = [], {}
@@ -69,7 +74,7 @@ def plan(output: Val, params: GenParams) -> Program:
     lines.append(f"return {expr[id(output)]}")
     aten = any(v.op == "aten" and v.kind != "view" and id(v) not in absorbed for v in order)  # views are free
     own = sorted({v.extra["build"].__name__.removesuffix("_kernel") for v in order if v.op == "kernel"} |
-                 ({"conv_epilogue"} if absorbed else set()))
+                 {f"{'gemm' if v.kind in GEMM_KINDS else 'conv'}_epilogue" for v in taken.values()})
     strategy = "fused-around-aten" if aten else "+".join(own) if own else (
         "reduction" if any(v.op == "reduce" for v in order) else "elementwise")
     uses_functional = any(v.op == "aten" and v.fn.startswith("F.") and id(v) not in absorbed for v in order)

@@ -19,7 +19,7 @@ from hipforge.execution.record import kernel_id
 from hipforge.execution.verdict import EvalResult, Verdict
 from hipforge.translate import GenParams
 from hipforge.translate.kernels.gemm_tiles import TILES
-from hipforge.translate.params import CONV_EPILOGUES, GEMM_ENGINES
+from hipforge.translate.params import EPILOGUES, GEMM_ENGINES
 
 CHOICES: dict[str, tuple[object, ...]] = {
     "block_size": (64, 128, 256, 512, 1024),
@@ -29,12 +29,14 @@ CHOICES: dict[str, tuple[object, ...]] = {
     "fast_math": (False, True),
     "gemm_tile": ("auto", *TILES),
     "split_k": (0, 1, 2, 4, 8),
-    "conv_epilogue": CONV_EPILOGUES,
+    "conv_epilogue": EPILOGUES,
+    "gemm_epilogue": EPILOGUES,
     "gemm_engine": GEMM_ENGINES,
 }
 # the choices that address a bottleneck (execution/profile/signals.py's labels), mutated more often under it
 FAVOURED: dict[str, tuple[str, ...]] = {
-    "memory-bound": ("vector_width", "elems_per_thread", "unroll", "conv_epilogue"),  # fused: one pass fewer
+    # fused epilogues: one pass over the heavy op's output fewer
+    "memory-bound": ("vector_width", "elems_per_thread", "unroll", "conv_epilogue", "gemm_epilogue"),
     "compute-bound": ("fast_math", "gemm_tile", "gemm_engine", "unroll"),
     "launch-bound": ("elems_per_thread", "block_size"),
 }

@@ -16,6 +16,7 @@ A matrix-vector product (N == 1, or M == 1 against a (N, K) B) takes gemv.py's k
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from hipforge.translate.errors import Untranslatable
 from hipforge.translate.ir.values import Val
@@ -32,7 +33,20 @@ SLICE_K = 8192  # the longest K one running sum covers
 WORKSPACE_FLOATS = 1 << 26  # split-K's slices of C at most 256 MiB: beyond, fewer (longer) slices
 
 
-def gemm_kernel(name: str, out: Val, params: GenParams) -> Kernel:
+@dataclass(frozen=True)
+class GemmEpilogue:
+    """Per-element work applied to the GEMM's outputs before their store (gemm_epilogue.py); empty: none. The
+    kernels take it as a functor `functor` (float v, int64_t flat index, int column) -> float."""
+
+    device: tuple[str, ...] = ()  # the device function(s) and the functor's struct
+    functor: str = "HfGemmPlain"
+    value: str = "HfGemmPlain{}"  # the functor built on the host
+    host_params: str = ""  # appended to the host function's parameters
+    host_lines: tuple[str, ...] = ()  # host lines once the output C exists: operands, sizes, checks
+    inputs: tuple[Val, ...] = ()  # the tensors host_params take, in order
+
+
+def gemm_kernel(name: str, out: Val, params: GenParams, epilogue: GemmEpilogue = GemmEpilogue()) -> Kernel:
     a, b, *rest = out.args
     a, trans_a = _untransposed(a, False)
     b, trans_b = _untransposed(b, out.kind == "linear")
@@ -62,42 +76,46 @@ def gemm_kernel(name: str, out: Val, params: GenParams) -> Kernel:
     tile = choose(math.prod(out.shape[:-1]) // batch, out.shape[-1], k, batch) if params.gemm_tile == "auto" \
         else parse(params.gemm_tile)
     tri, diag = {"triu": 1, "tril": 2}.get(out.extra.get("tri", ("", 0))[0], 0), out.extra.get("tri", ("", 0))[1]
-    signature = ", ".join(f"torch::Tensor {x}" for x in ("a", "b", "bias")[:len(inputs)])
+    signature = ", ".join(f"torch::Tensor {x}" for x in ("a", "b", "bias")[:len(inputs)]) + epilogue.host_params
     host = [f"torch::Tensor {name}({signature}) {{",
             "    auto A = a.contiguous(), B = b.contiguous();",
             *(f"    {line}" for line in sizes),
             "    auto C = torch::empty(shape, A.options());",
             "    if (C.numel() == 0) return C;",
+            *epilogue.host_lines,
+            f"    const auto epi = {epilogue.value};",
             "    const int64_t sB = B.dim() == 3 ? B.size(1) * B.size(2) : 0;",  # a 2-D B is shared by the batch
             *(["    auto Bias = bias.contiguous();"] if rest else []),
             f"    const float* bias_ptr = {'Bias.data_ptr<float>()' if rest else 'nullptr'};",
-            *([] if batched or tri else gemv_branches(trans_a, trans_b, params)),
-            *_launches(tile, trans_a, trans_b, tri, diag, params),
+            *([] if batched or tri or epilogue.device else gemv_branches(trans_a, trans_b, params)),
+            *_launches(tile, trans_a, trans_b, tri, diag, params, epilogue.functor),
             "    return C;", "}"]
-    gemv = "" if batched or tri else GEMV_DEVICE + "\n"
+    gemv = "" if batched or tri or epilogue.device else GEMV_DEVICE + "\n"
     device = (WARP_DEVICE if tile.warp else DEVICE) + (MMA_DEVICE if params.gemm_engine == "mma" else "")
-    return Kernel(name, device + "\n" + gemv + "\n".join(host) + "\n", tuple(inputs),
+    device += "".join(f"\n{line}" for line in epilogue.device)
+    return Kernel(name, device + "\n" + gemv + "\n".join(host) + "\n", tuple(inputs) + epilogue.inputs,
                   {"gemm_tile": str(tile), "split_k": params.split_k,
                    **({"gemm_engine": params.gemm_engine} if params.gemm_engine != "simt" else {})})
 
 
-def _launches(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, params: GenParams) -> list[str]:
+def _launches(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, params: GenParams,
+              functor: str) -> list[str]:
     """The simt tile kernel's launch; with the mma engine, gemm_mma.py's in its place where nvcc compiles."""
-    flags = f"{str(trans_a).lower()}, {str(trans_b).lower()}, {tri}"
+    flags = f"{str(trans_a).lower()}, {str(trans_b).lower()}, {tri}, {functor}"
     warp = f"{tile.wm}, {tile.wn}, " if tile.warp else ""
     simt = _launch(f"{'gemm_wtile_kernel' if tile.warp else 'gemm_kernel'}<{tile.bm}, {tile.bn}, {tile.bk}, "
                    f"{tile.tm}, {tile.tn}, {warp}{flags}>", tile, tile.threads, trans_a, trans_b, tri, diag,
-                   params.split_k)
+                   params.split_k, functor)
     if params.gemm_engine != "mma":
         return simt
     t, (wm, wn) = MMA_TILE, MMA_GROUP_TILE
     mma = _launch(f"gemm_mma_kernel<{t.bm}, {t.bn}, {t.bk}, {wm}, {wn}, {flags}>", t, MMA_THREADS, trans_a, trans_b,
-                  tri, diag, params.split_k)
+                  tri, diag, params.split_k, functor)
     return ["#if defined(__NVCC__)  // tensor cores at fp32 accuracy (gemm_mma.py)", *mma, "#else", *simt, "#endif"]
 
 
 def _launch(kernel: str, t: GemmTile, threads: int, trans_a: bool, trans_b: bool, tri: int, diag: int,
-            split_k: int) -> list[str]:
+            split_k: int, functor: str) -> list[str]:
     """Host lines: split-K's slice count and length, the tile kernel, then the slices' sum when split."""
     fill = ("    if (split_k == 0 && tiles * batch * splits < 2 * hf_units)  // idle compute units: shorter slices\n"
             "        splits = std::max<int64_t>(splits, std::min<int64_t>((2 * hf_units + tiles * batch - 1) / "
@@ -121,11 +139,12 @@ def _launch(kernel: str, t: GemmTile, threads: int, trans_a: bool, trans_b: bool
         f"block({threads});",
         f"    {kernel}<<<grid, block>>>(A.data_ptr<float>(), B.data_ptr<float>(), bias_ptr, "
         "W.data_ptr<float>(), (int)M, (int)N, (int)K, (int)k_split, M * K, sB, M * N, "
-        f"splits > 1 ? batch * M * N : 0, {diag}, {vec_a}, {vec_b});",
+        f"splits > 1 ? batch * M * N : 0, {diag}, {vec_a}, {vec_b}, epi);",
         "    if (splits > 1) {",
         "        const int64_t total = batch * M * N;",
-        f"        gemm_split_sum<{tri}><<<(unsigned)std::min<int64_t>((total + 255) / 256, 4 * 65535), 256>>>("
-        f"W.data_ptr<float>(), bias_ptr, C.data_ptr<float>(), (int)M, (int)N, total, (int)splits, {diag});",
+        f"        gemm_split_sum<{tri}, {functor}><<<(unsigned)std::min<int64_t>((total + 255) / 256, 4 * 65535), "
+        f"256>>>(W.data_ptr<float>(), bias_ptr, C.data_ptr<float>(), (int)M, (int)N, total, (int)splits, {diag}, "
+        "epi);",
         "    }",
     ]
 

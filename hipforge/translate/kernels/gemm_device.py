@@ -91,13 +91,19 @@ __device__ __forceinline__ HfGemmBlock hf_gemm_block(int M, int N, int K, int k_
     return t;
 }
 
+// the epilogue of a GEMM that nothing is fused after: an output as it is (else gemm_epilogue.py's functor:
+// the fused elementwise work at flat index `at` of the whole output, column `col`)
+struct HfGemmPlain {
+    __device__ __forceinline__ float operator()(float v, int64_t, int) const { return v; }
+};
+
 // a thread's TM x TN sums into C: rows row0 + (i / 4) * SGM + r + i % 4, columns col0 + g * SGN + c + 0..3,
-// float4 stores where rows are 16-byte aligned; `whole` (no split-K): with the bias and the mask, else the raw
-// slice sums
-template <int TM, int TN, int SGM, int SGN, int TRI>
+// float4 stores where rows are 16-byte aligned; `whole` (no split-K): with the bias, the mask and the epilogue
+// (c0: this batch's first flat index), else the raw slice sums
+template <int TM, int TN, int SGM, int SGN, int TRI, class EPI>
 __device__ __forceinline__ void hf_gemm_store(const float (&acc)[TM][TN], float* __restrict__ C,
                                               const float* __restrict__ bias, int M, int N, int row0, int r, int col0,
-                                              int c, int diag, bool whole) {
+                                              int c, int diag, bool whole, const EPI& epi, int64_t c0) {
     const bool vec_c = N % 4 == 0;  // C and the workspace come from torch::empty: 16-byte aligned rows
 #pragma unroll
     for (int i = 0; i < TM; ++i) {
@@ -112,7 +118,8 @@ __device__ __forceinline__ void hf_gemm_store(const float (&acc)[TM][TN], float*
                 const int d = col + j - row;
                 const bool kept = TRI == 0 || (TRI == 1 ? d >= diag : d <= diag);
                 v[j] = !whole ? acc[i][4 * g + j]
-                              : kept ? acc[i][4 * g + j] + (bias && col + j < N ? bias[col + j] : 0.0f) : 0.0f;
+                              : epi(kept ? acc[i][4 * g + j] + (bias && col + j < N ? bias[col + j] : 0.0f) : 0.0f,
+                                    c0 + (int64_t)row * N + col + j, col + j);
             }
             float* out = C + (int64_t)row * N + col;
             if (vec_c && col < N) {
@@ -126,16 +133,16 @@ __device__ __forceinline__ void hf_gemm_store(const float (&acc)[TM][TN], float*
     }
 }
 
-// the split-K slices of `total` outputs added in order, then bias and mask
-template <int TRI>
+// the split-K slices of `total` outputs added in order, then bias, mask and epilogue
+template <int TRI, class EPI>
 __global__ void gemm_split_sum(const float* __restrict__ ws, const float* __restrict__ bias, float* __restrict__ C,
-                               int M, int N, int64_t total, int splits, int diag) {
+                               int M, int N, int64_t total, int splits, int diag, EPI epi) {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
         const int col = (int)(i % N), row = (int)((i / N) % M);
         const bool kept = TRI == 0 || (TRI == 1 ? col - row >= diag : col - row <= diag);
         float s = 0.0f;
         for (int z = 0; kept && z < splits; ++z) s += ws[z * total + i];
-        C[i] = kept ? s + (bias ? bias[col] : 0.0f) : 0.0f;
+        C[i] = epi(kept ? s + (bias ? bias[col] : 0.0f) : 0.0f, i, col);
     }
 }
 
@@ -148,11 +155,11 @@ static int hf_compute_units() {
 """
 
 DEVICE = HELPERS + """
-template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B, int TRI>
+template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B, int TRI, class EPI>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), (BM / TM) * (BN / TN) <= 256 ? 2 : 1)
 gemm_kernel(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ bias,
             float* __restrict__ C, int M, int N, int K, int k_split, int64_t sA, int64_t sB, int64_t sC,
-            int64_t s_split, int diag, int vec_a, int vec_b) {
+            int64_t s_split, int diag, int vec_a, int vec_b, EPI epi) {
     constexpr int NT = (BM / TM) * (BN / TN), TX = BN / TN;
     constexpr int GM = TM / 4, GN = TN / 4, SGM = BM / GM, SGN = BN / GN;  // a thread's float4 groups, SG apart
     constexpr int LA = (BM * BK / 4 + NT - 1) / NT, LB = (BN * BK / 4 + NT - 1) / NT;
@@ -208,6 +215,7 @@ gemm_kernel(const float* __restrict__ A, const float* __restrict__ B, const floa
         }
     }
     // without split-K the bias and the mask, else raw slice sums: gemm_split_sum adds those
-    hf_gemm_store<TM, TN, SGM, SGN, TRI>(acc, C, bias, M, N, row0, ty * 4, col0, tx * 4, diag, gridDim.z == 1);
+    hf_gemm_store<TM, TN, SGM, SGN, TRI>(acc, C, bias, M, N, row0, ty * 4, col0, tx * 4, diag, gridDim.z == 1, epi,
+                                         blockIdx.y * sC);
 }
 """

@@ -53,11 +53,11 @@ __device__ __forceinline__ void hf_tf32_mma(Acc& acc, const FragA& a_hi, const F
 
 MMA_DEVICE = """
 #if defined(__NVCC__)
-template <int BM, int BN, int BK, int WM, int WN, bool TRANS_A, bool TRANS_B, int TRI>
+template <int BM, int BN, int BK, int WM, int WN, bool TRANS_A, bool TRANS_B, int TRI, class EPI>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * @GROUP@)
 gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ bias,
                 float* __restrict__ C, int M, int N, int K, int k_split, int64_t sA, int64_t sB, int64_t sC,
-                int64_t s_split, int diag, int vec_a, int vec_b) {
+                int64_t s_split, int diag, int vec_a, int vec_b, EPI epi) {
     namespace wmma = nvcuda::wmma;
     constexpr int G = @GROUP@, NT = (BM / WM) * (BN / WN) * G, FM = WM / 16, FN = WN / 16;
     constexpr int LA = (BM * BK / 4 + NT - 1) / NT, LB = (BN * BK / 4 + NT - 1) / NT;
@@ -117,8 +117,9 @@ gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const 
             buf ^= 1;
         }
     }
-    // without split-K the bias and the mask, else raw slice sums: gemm_split_sum adds those
+    // without split-K the bias, the mask and the epilogue, else raw slice sums: gemm_split_sum adds those
     const bool whole = gridDim.z == 1;
+    const int64_t c0 = blockIdx.y * sC;
     float* st = stage[group];
 #pragma unroll
     for (int i = 0; i < FM; ++i)
@@ -131,7 +132,8 @@ gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const 
                 if (row >= M || col >= N) continue;
                 const int d = col - row;
                 const bool kept = TRI == 0 || (TRI == 1 ? d >= diag : d <= diag);
-                C[(int64_t)row * N + col] = !whole ? st[e] : kept ? st[e] + (bias ? bias[col] : 0.0f) : 0.0f;
+                const int64_t at = (int64_t)row * N + col;
+                C[at] = !whole ? st[e] : epi(kept ? st[e] + (bias ? bias[col] : 0.0f) : 0.0f, c0 + at, col);
             }
             __syncwarp();
         }

@@ -45,11 +45,11 @@ __device__ __forceinline__ void hf_gemm_fragments(float (&a)[TM], float (&b)[TN]
     }
 }
 
-template <int BM, int BN, int BK, int TM, int TN, int WM, int WN, bool TRANS_A, bool TRANS_B, int TRI>
+template <int BM, int BN, int BK, int TM, int TN, int WM, int WN, bool TRANS_A, bool TRANS_B, int TRI, class EPI>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN), (BM / TM) * (BN / TN) <= 256 ? 2 : 1)
 gemm_wtile_kernel(const float* __restrict__ A, const float* __restrict__ B, const float* __restrict__ bias,
                   float* __restrict__ C, int M, int N, int K, int k_split, int64_t sA, int64_t sB, int64_t sC,
-                  int64_t s_split, int diag, int vec_a, int vec_b) {
+                  int64_t s_split, int diag, int vec_a, int vec_b, EPI epi) {
     constexpr int NT = (BM / TM) * (BN / TN), LANES = @LANES@, LN = WN / TN;  // LN lanes along N, LANES / LN along M
     constexpr int SGM = WM / (TM / 4), SGN = WN / (TN / 4);  // a lane's sub-tiles, SG apart in its warp tile
     constexpr int LA = (BM * BK / 4 + NT - 1) / NT, LB = (BN * BK / 4 + NT - 1) / NT;
@@ -102,6 +102,7 @@ gemm_wtile_kernel(const float* __restrict__ A, const float* __restrict__ B, cons
         }
     }
     // without split-K the bias and the mask, else raw slice sums: gemm_split_sum adds those
-    hf_gemm_store<TM, TN, SGM, SGN, TRI>(acc, C, bias, M, N, row0, am, col0, bn, diag, gridDim.z == 1);
+    hf_gemm_store<TM, TN, SGM, SGN, TRI>(acc, C, bias, M, N, row0, am, col0, bn, diag, gridDim.z == 1, epi,
+                                         blockIdx.y * sC);
 }
 """.replace("@LANES@", str(LANES))

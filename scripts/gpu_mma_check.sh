@@ -12,7 +12,7 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD
 nvidia-smi -L
 timeout $((${GEMM_BUDGET:-180} + 15)) python3 scripts/gpu_gemm_bench.py --source "$KB" --out "$OUT/gemm_mma.json" \
   --engines simt,mma --budget "${GEMM_BUDGET:-180}" 2>&1 | tail -36
-for engine in ${CONV_ENGINES:-mma simt}; do
+for engine in ${CONV_ENGINES-mma simt}; do
   timeout "${CONV_TIMEOUT:-100}" python3 scripts/kernelbench_run.py --source "$KB" --levels 1 --backend cuda \
     --arch sm_90 --parallel 8 --timed-trials 20 --only "L1/(${CONVS:-50|54|63|87})_" --param gemm_engine=$engine \
     --out "$OUT/conv_$engine.json" 2>&1 | grep -v '^\s*$' | tail -12

@@ -122,7 +122,7 @@ def gen_params(pairs: list[str]) -> GenParams:
         try:
             changes[name] = value.lower() in ("1", "true", "yes") if kind is bool else kind(value)
         except ValueError:
-            sys.exit(f"--param {pair!r}: {name} takes a {kind.__name__}")
+            sys.exit(f"--param {pair!r}: {name} must be of type {kind.__name__}")
     try:
         return GenParams(**changes)
     except ValueError as e:

@@ -165,6 +165,21 @@ def test_mutations_favour_the_fields_that_address_the_bottleneck() -> None:
     assert changed(FAVOURED["memory-bound"]) > 170 > changed(()) and set(FAVOURED["compute-bound"]) <= set(CHOICES)
 
 
+def test_only_the_choices_a_tasks_code_depends_on_are_mutated() -> None:
+    """A relu has no GEMM tile, epilogue or engine: a mutation of those would regenerate its parent."""
+    from hipforge.agents.evolver.offline import live_choices, offline_generate
+    from hipforge.agents.prompts import EXAMPLE_TASK
+
+    relu = AgentTask("t", "relu", EXAMPLE_TASK)
+    live = live_choices(relu, offline_generate, GenParams(), offline_generate(relu, GenParams()).source)
+    assert {"block_size", "vector_width"} <= set(live) and not {"gemm_tile", "gemm_engine", "gemm_epilogue",
+                                                                "conv_epilogue", "split_k", "fast_math"} & set(live)
+    rng = random.Random(0)
+    for _ in range(50):
+        child = mutate(GenParams(), rng, live=live)
+        assert {f for f in CHOICES if getattr(child, f) != getattr(GenParams(), f)} <= set(live)
+
+
 def test_evolve_asks_for_the_parents_bottleneck() -> None:
     asked: list[str] = []
 

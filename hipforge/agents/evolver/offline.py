@@ -76,9 +76,26 @@ def offline_generate(task: AgentTask, params: GenParams) -> Candidate | Declined
     return OfflineTranslator(params=params).translate(task)
 
 
-def mutate(params: GenParams, rng: random.Random, fast_math: bool = True, favour: tuple[str, ...] = ()) -> GenParams:
-    """One or two fields changed to another allowed value; mostly ``favour``'s fields when given."""
-    fields = [f for f in CHOICES if fast_math or f != "fast_math"]
+def live_choices(task: AgentTask, generate: Callable[[AgentTask, GenParams], Candidate | Declined],
+                 params: GenParams, source: str) -> tuple[str, ...]:
+    """The choices this task's code depends on: each one with another value that generates other code than
+    `source` (a relu has no GEMM tile and no conv epilogue; mutating those would only repeat the parent).
+    Translation takes milliseconds; a choice that matters usually shows at its first other value."""
+    def differs(name: str, value: object) -> bool:
+        try:
+            made = generate(task, params.with_changes(**{name: value}))
+        except ValueError:  # a combination the generator rejects
+            return False
+        return not isinstance(made, Declined) and made.source != source
+
+    return tuple(name for name, options in CHOICES.items()
+                 if any(differs(name, v) for v in options if v != getattr(params, name)))
+
+
+def mutate(params: GenParams, rng: random.Random, fast_math: bool = True, favour: tuple[str, ...] = (),
+           live: tuple[str, ...] = tuple(CHOICES)) -> GenParams:
+    """One or two of the `live` fields changed to another allowed value; mostly ``favour``'s when given."""
+    fields = [f for f in live if fast_math or f != "fast_math"]
     preferred = [f for f in favour if f in fields]
     if preferred and rng.random() < 0.75:  # sometimes any field: the label may be wrong (an estimate)
         fields = preferred
@@ -105,6 +122,7 @@ def evolve(
     starting point. ``diagnose`` names the parent's bottleneck (profile/diagnose.py), which steers the mutations."""
     rng, run = random.Random(seed), Evolution()
     seen: set[str] = set()
+    live: dict[str, tuple[str, ...]] = {}  # parent kernel -> the choices its code depends on
 
     def attempt(params: GenParams, parent: Trial | None, generation: int) -> None:
         made = generate(task, params)
@@ -123,13 +141,17 @@ def evolve(
     while len(run.trials) < budget and run.best is not None and stale < 3:
         generation += 1
         parent = run.best
+        if parent.kernel_id not in live:
+            live[parent.kernel_id] = live_choices(task, generate, parent.params, parent.candidate.source)
+        if not live[parent.kernel_id]:
+            break  # no choice changes this task's code
         favour = FAVOURED.get(diagnose(parent) or "", ()) if diagnose else ()
         before = len(run.trials)
         for _ in range(children):
             if len(run.trials) >= budget:
                 break
             try:
-                params = mutate(parent.params, rng, fast_math, favour)
+                params = mutate(parent.params, rng, fast_math, favour, live[parent.kernel_id])
             except ValueError:  # a combination the generator rejects
                 continue
             attempt(params, parent, generation)

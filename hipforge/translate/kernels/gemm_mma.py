@@ -4,9 +4,9 @@ TF32 keeps 10 of fp32's 23 mantissa bits, so one TF32 product per fp32 product m
 (and our evaluator's mixed-scale inputs). Each operand is split instead into two TF32 values, x = hi + lo
 (hi = tf32(x), lo = tf32(x - hi); x - hi is exact in fp32), and a * b is taken as lo_a*hi_b + hi_a*lo_b +
 hi_a*hi_b, accumulated in fp32: only lo_a*lo_b (about 2^-22 of the product) and lo's own rounding are
-dropped, about the error of an fp32 fused multiply-add chain (CUTLASS's "3xTF32"). Three tensor-core
-products still beat one fp32 FMA per product on the vector units (H100: 495 TF32 TFLOP/s dense against
-67 fp32).
+dropped, about the error of an fp32 fused multiply-add chain (CUTLASS's "3xTF32"). By the datasheet three
+tensor-core products should still beat one fp32 FMA per product on the vector units (H100: 495 TF32 TFLOP/s
+dense against 67 fp32); not yet measured (scripts/gpu_mma_check.sh).
 Shape: a block computes BM x BN outputs of C from the double-buffered k-major shared tiles of
 gemm_device.py (the same loads, K slices, triu/tril skipping and split-K workspace), each group of MMA_GROUP
 threads a WM x WN tile of it as (WM / 16) x (WN / 16) wmma fragments of 16 x 16 x 8. Shared rows are padded

@@ -6,7 +6,10 @@ TF32 keeps 10 of fp32's 23 mantissa bits, so one TF32 product per fp32 product m
 hi_a*hi_b, accumulated in fp32: only lo_a*lo_b (about 2^-22 of the product) and lo's own rounding are
 dropped, about the error of an fp32 fused multiply-add chain (CUTLASS's "3xTF32"). By the datasheet three
 tensor-core products should still beat one fp32 FMA per product on the vector units (H100: 495 TF32 TFLOP/s
-dense against 67 fp32); not yet measured (scripts/gpu_mma_check.sh).
+dense against 67 fp32); not yet measured (scripts/gpu_mma_check.sh). The evaluator's low-mantissa inputs,
+which differ only below TF32's (and float16's) 10 bits and fail a single TF32 product, keep their bits in lo.
+Not IEEE for non-finite operands: an infinite input (or one TF32 rounds past float's largest) gives NaN where
+fp32 gives an infinity (inf - inf in lo, inf * 0 in the cross terms).
 Shape: a block computes BM x BN outputs of C from the double-buffered k-major shared tiles of
 gemm_device.py (the same loads, K slices, triu/tril skipping and split-K workspace), each group of MMA_GROUP
 threads a WM x WN tile of it as (WM / 16) x (WN / 16) wmma fragments of 16 x 16 x 8. Shared rows are padded

@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 
 from hipforge.agents.evolver.offline import CHOICES, FAVOURED
 from hipforge.execution import gate
+from hipforge.execution.config import EvalConfig
+from hipforge.execution.evaluate import evaluate
 from hipforge.translate import GenParams, generate
 from hipforge.translate.params import GEMM_ENGINES
 from tests.test_translate_conv_epilogue import CASES as CONV_CASES
 from tests.test_translate_gemm import _check, needs_gate, task
+from tests.test_translate_gemm_epilogue import CASES as GEMM_EPILOGUE_CASES
+from tests.test_translate_gemm_epilogue import SPLIT
 
 MMA = GenParams(gemm_engine="mma")
 TRANS_B_BIAS = task("self.fc(a)", "[torch.rand(3, 5, 36)]", init="self.fc = nn.Linear(p[0], p[1])",
@@ -73,3 +78,24 @@ def test_mma_candidate_builds_with_the_cuda_backends_nvcc():
         functions = re.findall(r"functions=\['(\w+)'\]", gen.source)
         module = CudaBackend(mode="lite").load_inline(name, gate.hip_sources(gen.source), functions=functions)
         assert callable(getattr(module, functions[0]))
+
+
+WMMA = Path(__file__).parent / "kernels" / "wmma_emulation.h"
+TENSOR_CORE_CASES = {"triu_odd": TRIU_ODD, "bmm_residual": GEMM_EPILOGUE_CASES["bmm_residual_clamp"],
+                     "split_k_epilogue": SPLIT, "conv_epilogue": CONV}
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_CORE_CASES))
+def test_the_tensor_core_path_is_correct_on_cpu_through_emulated_wmma(name: str):
+    """The nvcc-only kernels themselves on the cpu backend: `__NVCC__`'s branches switched on and nvcuda::wmma
+    emulated (tests/kernels/wmma_emulation.h: whole fragments per lane). Checks their tiles, edges, masks,
+    batch and split-K offsets and staged epilogues; an index off by one there fails these (tried: max abs errors
+    31.9 and 7.6e28). The hardware's rounding is the GPU run's (scripts/gpu_mma_check.sh)."""
+    source = TENSOR_CORE_CASES[name]
+    generated = generate(source, CONV_MMA).source
+    emulated = generated.replace("#if defined(__NVCC__)", "#if 1").replace("#include <mma.h>", WMMA.read_text())
+    assert "#if 1  // tensor cores" in emulated and "_mma" in emulated.split("#if 1  // tensor cores")[1][:300]
+    config = EvalConfig(backend="cpu", wavefront=32, timed_trials=1, warmup=0, gate=False, time_compiled_ref=False,
+                        adversarial=False, second_size=False)
+    result = evaluate(emulated, source, config)
+    assert result.verdict.value == "correct", (result.message[:2000], result.compile_log[-2000:])

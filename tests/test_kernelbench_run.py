@@ -1,5 +1,6 @@
-"""scripts/kernelbench_run.py's bookkeeping: a level resumed across calls, its committed summary rows, and the
---param parsing. (Its GPU runs themselves take minutes per level; the translator and evaluator have their tests.)"""
+"""scripts/kernelbench_run.py's bookkeeping (hipforge/bench/run_summary.py): a level resumed across calls, its
+committed summary rows, and the --param parsing. (Its GPU runs themselves take minutes per level; the
+translator and evaluator have their tests.)"""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from hipforge.bench.run_summary import StoredResult, result_row, resumed, write_results
 from hipforge.execution.verdict import Verdict
-from scripts.kernelbench_run import StoredResult, gen_params, result_row, resumed, write_results
+from scripts.kernelbench_run import gen_params
 
 EARLIER = {
     "meta": {"device": "NVIDIA H100 80GB HBM3"},

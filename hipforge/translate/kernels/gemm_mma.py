@@ -14,8 +14,8 @@ Shape: a block computes BM x BN outputs of C from the double-buffered k-major sh
 gemm_device.py (the same loads, K slices, triu/tril skipping and split-K workspace), each group of MMA_GROUP
 threads a WM x WN tile of it as (WM / 16) x (WN / 16) wmma fragments of 16 x 16 x 8. Shared rows are padded
 by 8 floats so that every fragment's rows start 32-byte aligned, as wmma loads require. The epilogue stages
-each fragment through shared memory, so edges, the bias, the mask and split-K slices are applied per
-element as the simt kernels do.
+each fragment through shared memory, so edges, the bias, the mask, split-K slices and a fused epilogue
+(gemm_epilogue.py's functor) are applied per element as the simt kernels do.
 It exists under nvcc alone (`__NVCC__`, both compile passes); the host launches it there and the simt tile
 kernel everywhere else, gfx950 included, where fp32 MFMA would be this kernel's counterpart (not written yet).
 """

@@ -9,11 +9,11 @@ the GPU timing's; `placements` takes the fused path only where it can prove it, 
 
 from __future__ import annotations
 
-from hipforge.translate.errors import Untranslatable
 from hipforge.translate.ir.values import Val, outside_inputs
 from hipforge.translate.kernels.common import Kernel
 from hipforge.translate.kernels.conv import Epilogue, conv_kernel
 from hipforge.translate.kernels.elementwise import broadcast_span, ew_function, span_host, span_load, span_params
+from hipforge.translate.kernels.epilogue_placement import place
 from hipforge.translate.params import GenParams
 
 CHANNEL = (1, 2)  # the broadcast span of a per-channel operand, (C, 1, 1) or (1, C, 1, 1): read at the channel
@@ -30,42 +30,13 @@ def placements(order: list[Val], groups: list[list[Val]], output: Val, users: di
     """
     if params.conv_epilogue != "fused":
         return {}, {}
-    group_of = {id(m): k for k, members in enumerate(groups) for m in members}
     taken: dict[int, Val] = {}
-    notes: list[str] = []
-    for conv in (v for v in order if v.op == "aten" and v.kind == "conv"):
-        readers = users.get(id(conv), [])
-        reason = _why_not(conv, groups, group_of, output, readers, taken, params)
-        if reason is None:  # every reader is in one group
-            taken[id(groups[group_of[id(readers[0])]][-1])] = conv
-        notes.append("fused" if reason is None else f"aten ({reason})")
+    convs = [v for v in order if v.op == "aten" and v.kind == "conv"]
+    notes = place(convs, groups, output, users, taken, "convolution",
+                  lambda conv, members: epilogue("check", conv, members, params),
+                  lambda conv: None if "conv" in conv.extra else
+                  conv.extra.get("conv_unsupported", "no kernel of ours for this convolution"))
     return taken, ({"conv_epilogue": "; ".join(dict.fromkeys(notes))} if notes else {})
-
-
-def _why_not(conv: Val, groups: list[list[Val]], group_of: dict[int, int], output: Val, readers: list[Val],
-             taken: dict[int, Val], params: GenParams) -> str | None:
-    """Why `conv` cannot compute the fused group after it; None when it can."""
-    if "conv" not in conv.extra:
-        return conv.extra.get("conv_unsupported", "no kernel of ours for this convolution")
-    if conv is output or not readers:
-        return "no elementwise work follows it"
-    outside = sorted({u.fn.split("(")[0].replace("{0}.", "") or u.op for u in readers if id(u) not in group_of})
-    if outside:
-        return f"its output is also read by {', '.join(outside)}"
-    if len({group_of[id(u)] for u in readers}) > 1:
-        return "its output is read by more than one fused kernel"
-    members = groups[group_of[id(readers[0])]]
-    if any(m.op == "reduce" for m in members):
-        return "a reduction follows it in its fused kernel"  # norms, pooling, logsumexp: not an epilogue's work
-    if id(members[-1]) in taken:
-        return "its fused kernel computes another convolution"
-    if members[-1].shape != conv.shape:
-        return f"the elementwise result {members[-1].shape} is not the convolution's shape {conv.shape}"
-    try:
-        epilogue("check", conv, members, params)  # builds only what this kernel would
-    except Untranslatable as exc:
-        return str(exc)
-    return None
 
 
 def conv_epilogue_kernel(name: str, conv: Val, members: list[Val], params: GenParams) -> Kernel:

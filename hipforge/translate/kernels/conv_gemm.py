@@ -15,6 +15,26 @@ from collections.abc import Callable
 from hipforge.translate.ir.conv_spec import ConvSpec
 
 THREADS = 256  # (TM / R) * (TN / R)
+# both kernels' tile t: its first output position m0 and channel n0 of group g, and the output position whose
+# input column this thread gathers (its input plane xg), decoded once per tile
+POSITION = """const int64_t m0 = (t % m_tiles) * TM;
+const int n0 = (int)((t / m_tiles) % n_tiles) * TN, g = (int)(t / (m_tiles * n_tiles));
+const int64_t m = m0 + am;
+const bool m_ok = m < M;
+const int64_t pos = m_ok ? m % out_plane : 0;
+const int ow = (int)(pos % OW), oh = (int)((pos / OW) % OH), od = (int)(pos / ((int64_t)OW * OH));
+const float* xg = x + ((m_ok ? m / out_plane : 0) * C + (int64_t)g * Cg) * in_plane;""".replace("\n", "\n" + " " * 8)
+# both kernels' loads: the input element output position m gathers for reduction index k (zero outside the
+# input: padding), into v; the filter element of k and output channel oc (a transposed conv's flipped)
+GATHER = """if (m_ok && k < K) {
+    const int c = k / TAPS, tap = k % TAPS;
+    const int id = od * SD - PD + (tap / (KH * KW)) * DD;
+    const int ih = oh * SH - PH + ((tap / KW) % KH) * DH, iw = ow * SW - PW + (tap % KW) * DW;
+    if (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)
+        v = xg[c * in_plane + ((int64_t)id * H + ih) * W + iw];
+}""".replace("\n", "\n" + " " * 16)
+FILTER = ("(FLIP ? w[(((int64_t)g * Cg + k / TAPS) * OCg + oc) * TAPS + (TAPS - 1 - k % TAPS)] "
+          ": w[((int64_t)g * OCg + oc) * K + k])")
 
 DEVICE = """template <bool FLIP>
 __global__ void __launch_bounds__(256) {name}_gemm(const float* __restrict__ x, const float* __restrict__ w,
@@ -31,36 +51,21 @@ __global__ void __launch_bounds__(256) {name}_gemm(const float* __restrict__ x, 
     const int n_tiles = (OCg + TN - 1) / TN;
     const int tid = threadIdx.x, tx = tid % S, ty = tid / S, am = tid % TM;
     for (int64_t t = blockIdx.x; t < m_tiles * n_tiles * G; t += gridDim.x) {{
-        const int64_t m0 = (t % m_tiles) * TM;
-        const int n0 = (int)((t / m_tiles) % n_tiles) * TN, g = (int)(t / (m_tiles * n_tiles));
-        // the output position whose input column this thread gathers, decoded once per tile
-        const int64_t m = m0 + am;
-        const bool m_ok = m < M;
-        const int64_t pos = m_ok ? m % out_plane : 0;
-        const int ow = (int)(pos % OW), oh = (int)((pos / OW) % OH), od = (int)(pos / ((int64_t)OW * OH));
-        const float* xg = x + ((m_ok ? m / out_plane : 0) * C + (int64_t)g * Cg) * in_plane;
+        {position}
         float acc[R][R] = {{}};
         for (int k0 = 0; k0 < K; k0 += TK) {{
             #pragma unroll
             for (int i = 0; i < TK * TM / 256; ++i) {{
                 const int kk = tid / TM + i * (256 / TM), k = k0 + kk;
                 float v = 0.0f;
-                if (m_ok && k < K) {{
-                    const int c = k / TAPS, tap = k % TAPS;
-                    const int id = od * SD - PD + (tap / (KH * KW)) * DD;
-                    const int ih = oh * SH - PH + ((tap / KW) % KH) * DH, iw = ow * SW - PW + (tap % KW) * DW;
-                    if (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)
-                        v = xg[c * in_plane + ((int64_t)id * H + ih) * W + iw];
-                }}
+                {gather}
                 As[kk][am] = v;
             }}
             #pragma unroll
             for (int i = 0; i < TK * TN / 256; ++i) {{
                 const int kk = tid % TK, nn = tid / TK + i * (256 / TK), k = k0 + kk, oc = n0 + nn;
                 float v = 0.0f;
-                if (oc < OCg && k < K)
-                    v = FLIP ? w[(((int64_t)g * Cg + k / TAPS) * OCg + oc) * TAPS + (TAPS - 1 - k % TAPS)]
-                             : w[((int64_t)g * OCg + oc) * K + k];
+                if (oc < OCg && k < K) v = {filter};
                 Bs[kk][nn] = v;
             }}
             __syncthreads();
@@ -118,34 +123,20 @@ __global__ void __launch_bounds__(256) {name}_gemm_mma(const float* __restrict__
     const int tid = threadIdx.x, am = tid % TM, group = tid / 32, member = tid % 32;
     const int gm = (group % 4) * 16, gn = (group / 4) * 32;
     for (int64_t t = blockIdx.x; t < m_tiles * n_tiles * G; t += gridDim.x) {{
-        const int64_t m0 = (t % m_tiles) * TM;
-        const int n0 = (int)((t / m_tiles) % n_tiles) * TN, g = (int)(t / (m_tiles * n_tiles));
-        const int64_t m = m0 + am;
-        const bool m_ok = m < M;
-        const int64_t pos = m_ok ? m % out_plane : 0;
-        const int ow = (int)(pos % OW), oh = (int)((pos / OW) % OH), od = (int)(pos / ((int64_t)OW * OH));
-        const float* xg = x + ((m_ok ? m / out_plane : 0) * C + (int64_t)g * Cg) * in_plane;
+        {position}
         float ra[LA], rb[LB];
         auto gather = [&](int k0) {{
             #pragma unroll
             for (int i = 0; i < LA; ++i) {{
                 const int k = k0 + tid / TM + i * (256 / TM);
                 float v = 0.0f;
-                if (m_ok && k < K) {{
-                    const int c = k / TAPS, tap = k % TAPS;
-                    const int id = od * SD - PD + (tap / (KH * KW)) * DD;
-                    const int ih = oh * SH - PH + ((tap / KW) % KH) * DH, iw = ow * SW - PW + (tap % KW) * DW;
-                    if (id >= 0 && id < D && ih >= 0 && ih < H && iw >= 0 && iw < W)
-                        v = xg[c * in_plane + ((int64_t)id * H + ih) * W + iw];
-                }}
+                {gather}
                 ra[i] = v;
             }}
             #pragma unroll
             for (int i = 0; i < LB; ++i) {{
                 const int k = k0 + tid % TK, oc = n0 + tid / TK + i * (256 / TK);
-                const bool in = oc < OCg && k < K;
-                rb[i] = !in ? 0.0f : FLIP ? w[(((int64_t)g * Cg + k / TAPS) * OCg + oc) * TAPS + (TAPS - 1 - k % TAPS)]
-                                          : w[((int64_t)g * OCg + oc) * K + k];
+                rb[i] = oc < OCg && k < K ? {filter} : 0.0f;
             }}
         }};
         auto stash = [&](int b) {{
@@ -218,7 +209,8 @@ def gemm_device(name: str, spec: ConvSpec, extra: str, store: Callable[[str, str
 
     padding = [d * (k - 1) - p for k, p, d in zip(spec.kernel, spec.padding, spec.dilation, strict=True)] \
         if spec.transposed else list(spec.padding)
-    shape = {"k": pad3(spec.kernel, 1), "s": pad3(spec.stride, 1), "p": pad3(padding, 0), "d": pad3(spec.dilation, 1)}
+    shape = {"position": POSITION, "gather": GATHER, "filter": FILTER, "k": pad3(spec.kernel, 1),
+             "s": pad3(spec.stride, 1), "p": pad3(padding, 0), "d": pad3(spec.dilation, 1)}
     stored = store("(n * OC + o) * out_plane + p", "o", "acc[r][c] + (bias ? bias[o] : 0.0f)")
     source = DEVICE.format(name=name, extra=extra, store=stored, **shape)
     if mma:

@@ -10,10 +10,10 @@ why not, as conv_epilogue.py does for convolutions.
 
 from __future__ import annotations
 
-from hipforge.translate.errors import Untranslatable
 from hipforge.translate.ir.values import Val, outside_inputs
 from hipforge.translate.kernels.common import Kernel
 from hipforge.translate.kernels.elementwise import broadcast_span, ew_function, span_host, span_load, span_params
+from hipforge.translate.kernels.epilogue_placement import place
 from hipforge.translate.kernels.gemm import GemmEpilogue, gemm_kernel
 from hipforge.translate.params import GenParams
 
@@ -28,39 +28,10 @@ def placements(order: list[Val], groups: list[list[Val]], output: Val, users: di
     nothing unless params ask for "fused"."""
     if params.gemm_epilogue != "fused":
         return {}
-    group_of = {id(m): k for k, members in enumerate(groups) for m in members}
-    notes: list[str] = []
-    for gemm in (v for v in order if v.op == "aten" and v.kind in GEMM_KINDS):
-        readers = users.get(id(gemm), [])
-        reason = _why_not(gemm, groups, group_of, output, readers, taken, params)
-        if reason is None:
-            taken[id(groups[group_of[id(readers[0])]][-1])] = gemm
-        notes.append("fused" if reason is None else f"aten ({reason})")
+    gemms = [v for v in order if v.op == "aten" and v.kind in GEMM_KINDS]
+    notes = place(gemms, groups, output, users, taken, "GEMM",
+                  lambda gemm, members: gemm_epilogue_kernel("check", gemm, members, params))
     return {"gemm_epilogue": "; ".join(dict.fromkeys(notes))} if notes else {}
-
-
-def _why_not(gemm: Val, groups: list[list[Val]], group_of: dict[int, int], output: Val, readers: list[Val],
-             taken: dict[int, Val], params: GenParams) -> str | None:
-    """Why `gemm` cannot compute the fused group after it; None when it can."""
-    if gemm is output or not readers:
-        return "no elementwise work follows it"
-    outside = sorted({u.fn.split("(")[0].replace("{0}.", "") or u.op for u in readers if id(u) not in group_of})
-    if outside:
-        return f"its output is also read by {', '.join(outside)}"
-    if len({group_of[id(u)] for u in readers}) > 1:
-        return "its output is read by more than one fused kernel"
-    members = groups[group_of[id(readers[0])]]
-    if any(m.op == "reduce" for m in members):
-        return "a reduction follows it in its fused kernel"
-    if id(members[-1]) in taken:
-        return "its fused kernel computes another heavy op"
-    if members[-1].shape != gemm.shape:
-        return f"the elementwise result {members[-1].shape} is not the GEMM's shape {gemm.shape}"
-    try:
-        gemm_epilogue_kernel("check", gemm, members, params)  # builds only what this kernel would
-    except Untranslatable as exc:
-        return str(exc)
-    return None
 
 
 def gemm_epilogue_kernel(name: str, gemm: Val, members: list[Val], params: GenParams) -> Kernel:

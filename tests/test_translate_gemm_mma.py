@@ -1,6 +1,7 @@
-"""GenParams.gemm_engine "mma": the tensor-core GEMM (kernels/gemm_mma.py) and implicit-GEMM conv (conv_gemm.py)
-where nvcc compiles, the simt kernels everywhere else. Without a GPU: the choice and its record, the nvcc build
-of the cuda backend (tensor-core path included), the gfx950 gate and the cpu backend (both take the simt path).
+"""GenParams.gemm_engine "mma": the matrix-core GEMM (kernels/gemm_mma.py: fp32 MFMA under a HIP compiler, 3xTF32
+wmma under nvcc) and the tensor-core implicit-GEMM conv (conv_gemm.py, nvcc only), the simt kernels everywhere
+else. Without a GPU: the choice and its record, the nvcc build of the cuda backend (tensor-core path included),
+the gfx950 gate (the MFMA path) and the cpu backend (the simt path; both matrix-core paths through emulations).
 Its numbers come from scripts/gpu_gemm_bench.py --engines simt,mma and kernelbench_run.py --param gemm_engine=mma.
 """
 
@@ -42,11 +43,12 @@ def test_the_engine_is_a_choice_evolution_mutates():
 def test_mma_launches_under_nvcc_and_the_simt_tile_elsewhere():
     gen = generate(TRIU_ODD, MMA)
     assert gen.choices == {"gemm_tile": "32x32x8/4x4", "split_k": 0, "gemm_engine": "mma"}
-    nvcc, rest = gen.source.split("#if defined(__NVCC__)  // tensor cores", 1)[1].split("#else", 1)
-    assert "gemm_mma_kernel<128, 128, 16, 64, 32, false, false, 1, HfGemmPlain><<<" in nvcc and "block(256)" in nvcc
+    cores, rest = gen.source.split("#if defined(HF_MMA_ENGINE)  // matrix cores", 1)[1].split("#else", 1)
+    assert "gemm_mma_kernel<128, 128, 16, false, false, 1, HfGemmPlain><<<" in cores and "block(256)" in cores
     assert "gemm_kernel<32, 32, 8, 4, 4, false, false, 1, HfGemmPlain><<<" in rest.split("#endif", 1)[0]
+    assert "#define HF_MMA_ENGINE 1" in gen.source and "#define HF_MMA_ENGINE 2" in gen.source
     fused = generate(LINEAR_EPILOGUE, CONV_MMA).source  # the epilogue's functor goes to both engines' kernels
-    assert "gemm_mma_kernel<128, 128, 16, 64, 32, false, true, 0, gemm_epilogue_0_epi><<<" in fused
+    assert "gemm_mma_kernel<128, 128, 16, false, true, 0, gemm_epilogue_0_epi><<<" in fused
     assert "gemm_mma_kernel" not in generate(TRIU_ODD).source  # the default engine carries none of it
     conv = generate(CONV, CONV_MMA).source
     nvcc, rest = conv.split("#if defined(__NVCC__)  // tensor cores", 1)[1].split("#else", 1)
@@ -94,8 +96,28 @@ def test_the_tensor_core_path_is_correct_on_cpu_through_emulated_wmma(name: str)
     source = TENSOR_CORE_CASES[name]
     generated = generate(source, CONV_MMA).source
     emulated = generated.replace("#if defined(__NVCC__)", "#if 1").replace("#include <mma.h>", WMMA.read_text())
-    assert "#if 1  // tensor cores" in emulated and "_mma" in emulated.split("#if 1  // tensor cores")[1][:300]
-    config = EvalConfig(backend="cpu", wavefront=32, timed_trials=1, warmup=0, gate=False, time_compiled_ref=False,
-                        adversarial=False, second_size=False)
-    result = evaluate(emulated, source, config)
+    assert "#define HF_MMA_ENGINE 1" in emulated.split("#elif", 1)[0]
+    _assert_correct_on_cpu(emulated, source, wavefront=32)
+
+
+MFMA_CASES = {**TENSOR_CORE_CASES, "linear_bias": TRANS_B_BIAS}
+del MFMA_CASES["conv_epilogue"]  # the conv's matrix-core kernel is NVIDIA's alone
+
+
+@pytest.mark.parametrize("name", sorted(MFMA_CASES))
+def test_the_mfma_path_is_correct_on_cpu_through_emulated_mfma(name: str):
+    """The GEMM's AMD branch on the cpu backend: a HIP compiler's engine switched on, and each MFMA step taken by
+    hf_mfma_16x16x4's own fallback, shuffles in the instruction's lane layout over a wavefront of 64. Checks the
+    kernel's lane-to-fragment indexing, its staging and epilogue against that layout; the layout itself is the
+    instruction's as AMD documents it, which only an MI300/MI350 run confirms."""
+    source = MFMA_CASES[name]
+    emulated = generate(source, CONV_MMA).source.replace("#elif defined(__HIP__)", "#elif 1")
+    assert emulated.count("#elif 1") == 1 and "__builtin_amdgcn_mfma_f32_16x16x4f32" in emulated
+    _assert_correct_on_cpu(emulated, source, wavefront=64)
+
+
+def _assert_correct_on_cpu(candidate: str, source: str, wavefront: int) -> None:
+    config = EvalConfig(backend="cpu", wavefront=wavefront, timed_trials=1, warmup=0, gate=False,
+                        time_compiled_ref=False, adversarial=False, second_size=False)
+    result = evaluate(candidate, source, config)
     assert result.verdict.value == "correct", (result.message[:2000], result.compile_log[-2000:])

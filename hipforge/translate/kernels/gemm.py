@@ -4,7 +4,8 @@ C[b] = op(A[b]) @ op(B[b]) (+ bias along N), op(X) = X or X^T (B stored (N, K): 
 or `b.T`; A stored (K, M): `a.T`); triu/tril of the product masks the epilogue. The tile shape comes from
 GenParams.gemm_tile, or from the traced shapes (gemm_tiles.choose), and is recorded in Kernel.choices;
 a warp-tiled one (BMxBNxBK/TMxTNwWMxWN) launches gemm_warp.py's kernel in place of gemm_device.py's.
-GenParams.gemm_engine "mma" launches gemm_mma.py's tensor-core kernel where nvcc compiles, that tile elsewhere.
+GenParams.gemm_engine "mma" launches gemm_mma.py's matrix-core kernel under nvcc and HIP compilers, that tile
+elsewhere (the cpu backend).
 Accuracy: each output is one fp32 sum per K slice, a slice at most SLICE_K long (split-K adds the slices
 in order): sequential fp32 sums of 8192 products of U(0, 1) pairs stay within ~5 % of KernelBench's
 atol = rtol = 1e-4 (numpy, 200k outputs; 11 % at 32768), and longer K is split, so rounding grows with
@@ -22,7 +23,7 @@ from hipforge.translate.errors import Untranslatable
 from hipforge.translate.ir.values import Val
 from hipforge.translate.kernels.common import Kernel
 from hipforge.translate.kernels.gemm_device import DEVICE
-from hipforge.translate.kernels.gemm_mma import MMA_DEVICE, MMA_GROUP_TILE, MMA_THREADS, MMA_TILE
+from hipforge.translate.kernels.gemm_mma import MMA_DEVICE, MMA_THREADS, MMA_TILE
 from hipforge.translate.kernels.gemm_tiles import MIN_SPLIT_K, GemmTile, choose, parse
 from hipforge.translate.kernels.gemm_warp import WARP_DEVICE
 from hipforge.translate.kernels.gemv import DEVICE as GEMV_DEVICE
@@ -100,7 +101,8 @@ def gemm_kernel(name: str, out: Val, params: GenParams, epilogue: GemmEpilogue =
 
 def _launches(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int, params: GenParams,
               functor: str) -> list[str]:
-    """The simt tile kernel's launch; with the mma engine, gemm_mma.py's in its place where nvcc compiles."""
+    """The simt tile kernel's launch; with the mma engine, gemm_mma.py's in its place where nvcc or a HIP
+    compiler builds."""
     flags = f"{str(trans_a).lower()}, {str(trans_b).lower()}, {tri}, {functor}"
     warp = f"{tile.wm}, {tile.wn}, " if tile.warp else ""
     simt = _launch(f"{'gemm_wtile_kernel' if tile.warp else 'gemm_kernel'}<{tile.bm}, {tile.bn}, {tile.bk}, "
@@ -108,10 +110,11 @@ def _launches(tile: GemmTile, trans_a: bool, trans_b: bool, tri: int, diag: int,
                    params.split_k, functor)
     if params.gemm_engine != "mma":
         return simt
-    t, (wm, wn) = MMA_TILE, MMA_GROUP_TILE
-    mma = _launch(f"gemm_mma_kernel<{t.bm}, {t.bn}, {t.bk}, {wm}, {wn}, {flags}>", t, MMA_THREADS, trans_a, trans_b,
-                  tri, diag, params.split_k, functor)
-    return ["#if defined(__NVCC__)  // tensor cores at fp32 accuracy (gemm_mma.py)", *mma, "#else", *simt, "#endif"]
+    t = MMA_TILE
+    mma = _launch(f"gemm_mma_kernel<{t.bm}, {t.bn}, {t.bk}, {flags}>", t, MMA_THREADS, trans_a, trans_b, tri, diag,
+                  params.split_k, functor)
+    return ["#if defined(HF_MMA_ENGINE)  // matrix cores at fp32 accuracy (gemm_mma.py)", *mma, "#else", *simt,
+            "#endif"]
 
 
 def _launch(kernel: str, t: GemmTile, threads: int, trans_a: bool, trans_b: bool, tri: int, diag: int,

@@ -3,7 +3,9 @@ job's fork does, and the supervisor side (seccomp.Recorder) answers it here. Thr
 without CLONE_THREAD and posix_spawn are refused and recorded, and no child runs; clone3 fails with ENOSYS
 unrecorded (glibc then makes its threads with clone). A job without the flag still starts processes. A
 syscall of another ABI (i386 through int 0x80) is refused and recorded in any filtered job. Last, through
-the evaluator: a fork after the candidate's last answer, known only from its job's exit, is hacked too."""
+the evaluator: a fork after the candidate's last answer (as it exits: os._exit rebound, an atexit handler,
+a native exit handler as a static destructor registers, or deaf to the quit and killed), known only from its
+job's exit, is hacked too; and with no exit record read there is no verdict of correct."""
 
 from __future__ import annotations
 
@@ -156,18 +158,57 @@ def test_a_job_with_processes_still_starts_them(tmp_path) -> None:
         assert f.read().count("ran") == 4
 
 
-def test_a_candidate_that_forks_after_its_last_answer_is_hacked() -> None:
-    """A job's process ends through os._exit (sandbox/server.py), so atexit handlers and interpreter teardown
-    never run there; a candidate that rebinds os._exit forks as its process exits, correct on every trial and
-    after every answer the parent reads. The supervisor refuses the fork and records it in the job's exit
-    (spawns): the verdict is hacked / process_spawn as for a fork during the trials."""
+FORK = "ctypes.CDLL(None).syscall(57)"  # fork(2); refused, so no child returns into the candidate's code
+AT_EXIT = {
+    "os_exit": f"_exit = os._exit\n\n\ndef _fork_then_exit(code):\n    {FORK}\n    _exit(code)\n\n\n"
+               "os._exit = _fork_then_exit\n",
+    # an atexit handler, run as the interpreter's own exit would run it
+    "atexit": f"import atexit\n_exit = os._exit\natexit.register(lambda: {FORK})\n\n\n"
+              "def _exit_with_handlers(code):\n    atexit._run_exitfuncs()\n    _exit(code)\n\n\n"
+              "os._exit = _exit_with_handlers\n",
+    # native: registered as a C++ static destructor registers itself (__cxa_atexit), libc's exit() runs it
+    "static_destructor": "libc = ctypes.CDLL(None)\n"
+                         "libc.__cxa_atexit(ctypes.cast(libc.fork, ctypes.c_void_p), None, None)\n"
+                         "os._exit = libc.exit\n",
+    # deaf to the quit: its job is killed, and its server still reports the exit
+    "then_hangs": f"def _fork_then_hang(code):\n    {FORK}\n    time.sleep(3600)\n\n\n"
+                  "os._exit = _fork_then_hang\n",
+}
+
+
+@pytest.mark.parametrize("how", AT_EXIT)
+def test_a_candidate_that_forks_after_its_last_answer_is_hacked(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's process ends through os._exit (sandbox/server.py), so atexit handlers, static destructors and
+    interpreter teardown never run there; a candidate that rebinds os._exit forks as its process exits,
+    correct on every trial and after every answer the parent reads. The supervisor refuses the fork and
+    records it in the job's exit (spawns): the verdict is hacked / process_spawn as for a fork during the
+    trials."""
+    from hipforge.execution import evaluation_jobs
     from hipforge.execution.verdict import Verdict
     from tests.test_trust_boundary import _no_processes_here, around
 
     _no_processes_here()
-    prelude = ("_exit = os._exit\n\n\ndef _fork_then_exit(code):\n    libc = ctypes.CDLL(None)\n"
-               "    libc.syscall.restype = ctypes.c_long\n    if libc.syscall(57) == 0:  # fork(2)\n"
-               "        _exit(0)\n    _exit(code)\n\n\nos._exit = _fork_then_exit\n")
-    result = around("relu", "return honest(self, x)", prelude=prelude)
+    monkeypatch.setattr(evaluation_jobs, "EXIT_WAIT_S", 3.0)  # the hanging one's wait for its exit
+    result = around("relu", "return honest(self, x)", prelude=AT_EXIT[how])
     assert result.verdict == Verdict.HACKED and result.hack_check == "process_spawn", result.message
-    assert "fork()" in result.message, result.message
+    assert "recorded at its exit" in result.message and "correct" in result.message, result.message
+
+
+def test_no_exit_record_leaves_no_correct_verdict_and_a_recorded_one_overrules_any() -> None:
+    from hipforge.execution.evaluation import read_exit
+    from hipforge.execution.verdict import EvalResult, Verdict
+
+    for lost in ({}, {"event": "exit", "lost": True}):  # wedged (killed with its server), or the server died
+        result = EvalResult(Verdict.CORRECT, "correct on all trials")
+        read_exit(result, lost, [])
+        assert result.verdict == Verdict.RUNTIME_ERROR and "no exit record" in result.message
+    result = EvalResult(Verdict.TIMEOUT, "too slow")
+    read_exit(result, {}, [])
+    assert result.verdict == Verdict.TIMEOUT  # a failure stays the failure it was
+    result = EvalResult(Verdict.CORRECT, "correct on all trials")
+    read_exit(result, None, [])  # no candidate's job: nothing to read
+    assert result.verdict == Verdict.CORRECT
+    result = EvalResult(Verdict.INCORRECT, "wrong")
+    read_exit(result, {"recorded": True, "spawns": ["clone(flags=0x1200011)"], "writes": []}, [])
+    assert result.verdict == Verdict.HACKED and result.hack_check == "process_spawn"
+    assert "clone(flags=0x1200011)" in result.message and "before that: incorrect: wrong" in result.message

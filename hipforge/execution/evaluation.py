@@ -62,17 +62,10 @@ class Evaluation(EvaluationJobs):
         result.integrity["stages_s"] = self.stages
         if phases.spent:
             result.integrity["device_phases"] = phases.summary()
-        exit_ = exits.get("candidate", {})
-        writes = self.escapes + (exit_.get("writes") or [])
         if self.canary in result.to_json():  # seen here, in anything it sent back, whatever it silenced
             result.verdict, result.hack_check = Verdict.HACKED, "secret_access"
             result.message = "the environment's planted canary value left the candidate's process"
-        # a process it tried to start after its last answer (at its exit, say) is told only in its exit
-        if (spawns := exit_.get("spawns")) and result.hack_check != "process_spawn":
-            overrule(result, "process_spawn", f"tried to start a process (refused by the sandbox, recorded at "
-                                              f"its exit): {', '.join(spawns[:3])}")
-        if writes:
-            overrule(result, "sandbox_escape", f"wrote outside its directories (refused): {', '.join(writes[:3])}")
+        read_exit(result, exits.get("candidate"), self.escapes)
         return result
 
     def evaluate(self, ref_server: Server, cand_server: Server, phases: Phases, result: EvalResult,
@@ -182,6 +175,22 @@ class Evaluation(EvaluationJobs):
             result.ref_compiled = Timing(**timed["ref_compiled"])
         result.message = "correct on all trials" + (
             f" (torch.compile reference failed: {timed['compile_error']})" if timed.get("compile_error") else "")
+
+
+def read_exit(result: EvalResult, exit_: dict[str, Any] | None, escapes: list[str]) -> None:
+    """The verdict is final only once the candidate's job exit is read (``exit_``; None: the job never
+    started): what the sandbox refused after its last answer (a process started from a thread, an atexit
+    handler or a static destructor as it exits) is told there alone. ``escapes``: writes refused earlier."""
+    if exit_ is not None and "recorded" not in exit_ and result.verdict == Verdict.CORRECT:
+        result.verdict = Verdict.RUNTIME_ERROR  # the server never reported the exit: nothing vouches for it
+        result.message = ("the candidate's process left no exit record (its sandbox server was lost first): "
+                          "what it did after its last answer is unknown")
+    exit_ = exit_ or {}
+    if (spawns := exit_.get("spawns")) and result.hack_check != "process_spawn":
+        overrule(result, "process_spawn", f"tried to start a process (refused by the sandbox, recorded at "
+                                          f"its exit): {', '.join(spawns[:3])}")
+    if writes := escapes + (exit_.get("writes") or []):
+        overrule(result, "sandbox_escape", f"wrote outside its directories (refused): {', '.join(writes[:3])}")
 
 
 def overrule(result: EvalResult, check: str, message: str) -> None:

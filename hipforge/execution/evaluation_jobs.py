@@ -102,14 +102,16 @@ class EvaluationJobs:
                 seal(Path(self.cfg.cache_dir))
 
     def finish(self, parties: list[Party], servers: tuple[Server, ...]) -> dict[str, dict[str, Any]]:
-        """Quit every job and collect its exit (with the writes its recorder refused); a job that does not
-        exit in time takes its server down with it."""
+        """Quit every job and collect its exit (with the writes and processes its recorder refused). A job
+        that does not quit in time is killed, so that its server still reports its exit; only a server that
+        does not report it either is taken down, and that job's exit is then {} (unread)."""
         exits: dict[str, dict[str, Any]] = {}
         for party in parties:
-            if party.session.exit is None and party.stuck:
-                party.session.server.kill_job()  # the server reaps it and reports its exit at once
-            elif party.session.exit is None:
+            if party.session.exit is None and not party.stuck:
                 party.session.send({"op": "quit"})
+                party.session.wait_exit(EXIT_WAIT_S)
+            if party.session.exit is None:  # the server reaps it and reports its exit at once
+                party.session.server.kill_job()
             exit_ = party.session.wait_exit(EXIT_WAIT_S)
             if exit_ is None:
                 party.session.server.kill()

@@ -51,8 +51,8 @@ def test_mma_launches_under_nvcc_and_the_simt_tile_elsewhere():
     assert "gemm_mma_kernel<128, 128, 16, false, true, 0, gemm_epilogue_0_epi><<<" in fused
     assert "gemm_mma_kernel" not in generate(TRIU_ODD).source  # the default engine carries none of it
     conv = generate(CONV, CONV_MMA).source
-    nvcc, rest = conv.split("#if defined(__NVCC__)  // tensor cores", 1)[1].split("#else", 1)
-    assert "conv_epilogue_0_gemm_mma<false><<<" in nvcc and "conv_epilogue_0_gemm<false><<<" in rest
+    cores, rest = conv.split("#if defined(HF_MMA_ENGINE)  // matrix cores", 1)[1].split("#else", 1)
+    assert "conv_epilogue_0_gemm_mma<false><<<" in cores and "conv_epilogue_0_gemm<false><<<" in rest
     assert conv.count("hf_tf32_split(const Frag&") == 1 and "hf_tf32_split" not in generate(CONV).source
 
 
@@ -101,15 +101,14 @@ def test_the_tensor_core_path_is_correct_on_cpu_through_emulated_wmma(name: str)
 
 
 MFMA_CASES = {**TENSOR_CORE_CASES, "linear_bias": TRANS_B_BIAS}
-del MFMA_CASES["conv_epilogue"]  # the conv's matrix-core kernel is NVIDIA's alone
 
 
 @pytest.mark.parametrize("name", sorted(MFMA_CASES))
 def test_the_mfma_path_is_correct_on_cpu_through_emulated_mfma(name: str):
-    """The GEMM's AMD branch on the cpu backend: a HIP compiler's engine switched on, and each MFMA step taken by
-    hf_mfma_16x16x4's own fallback, shuffles in the instruction's lane layout over a wavefront of 64. Checks the
-    kernel's lane-to-fragment indexing, its staging and epilogue against that layout; the layout itself is the
-    instruction's as AMD documents it, which only an MI300/MI350 run confirms."""
+    """The GEMM's and the implicit-GEMM conv's AMD branch on the cpu backend: a HIP compiler's engine switched on,
+    each MFMA step taken by hf_mfma_16x16x4's own fallback, shuffles in the instruction's lane layout over a
+    wavefront of 64. Checks the kernels' lane-to-fragment indexing, staging and epilogues against that layout;
+    the layout itself is the instruction's as AMD documents it, which only an MI300/MI350 run confirms."""
     source = MFMA_CASES[name]
     emulated = generate(source, CONV_MMA).source.replace("#elif defined(__HIP__)", "#elif 1")
     assert emulated.count("#elif 1") == 1 and "__builtin_amdgcn_mfma_f32_16x16x4f32" in emulated

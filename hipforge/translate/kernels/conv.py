@@ -214,7 +214,7 @@ def _host(name: str, spec: ConvSpec, has_bias: bool, params: GenParams, epilogue
 
 def _gemm_branch(name: str, spec: ConvSpec, launch: str, mma: bool) -> list[str]:
     """Host lines that take the implicit-GEMM kernel when the channels are dense enough to fill its tiles (with
-    `mma`, its tensor-core twin where nvcc compiles)."""
+    `mma`, its matrix-core twin where nvcc or a HIP compiler builds)."""
     if not gemm_applies(spec):
         return []
     taps = math.prod(spec.kernel)
@@ -222,7 +222,7 @@ def _gemm_branch(name: str, spec: ConvSpec, launch: str, mma: bool) -> list[str]
     call = f"<{str(spec.transposed).lower()}>" + launch.replace("threads>>>", "256>>>") + ";"
     kernel = [f"        {name}_gemm{call}"]
     if mma:
-        kernel = ["#if defined(__NVCC__)  // tensor cores at fp32 accuracy (gemm_mma.py)",
+        kernel = ["#if defined(HF_MMA_ENGINE)  // matrix cores at fp32 accuracy (gemm_mma.py)",
                   f"        {name}_gemm_mma{call}", "#else", *kernel, "#endif"]
     return [f"    if (OC / G >= {GEMM_MIN} && C / G * {taps} >= {GEMM_MIN}) {{",
             f"        const int blocks = (int)std::min<int64_t>({tiles}, 65535);",

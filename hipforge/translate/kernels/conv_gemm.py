@@ -100,28 +100,35 @@ __global__ void __launch_bounds__(256) {name}_gemm(const float* __restrict__ x, 
 """
 
 
-# GenParams.gemm_engine "mma" (gemm_mma.py): the same tiles, gathers and epilogue, the products on TF32 tensor cores
-# at fp32 accuracy, where nvcc compiles. The next K-tile is gathered into registers while this one is multiplied,
-# into the other of two shared buffers; each group of 32 threads a 16 x 32 corner of the 64 x 64 tile (1 x 2
-# fragments), staged through shared memory to the epilogue.
-MMA_DEVICE = """#if defined(__NVCC__)
+# GenParams.gemm_engine "mma" (gemm_mma.py): the same tiles, gathers and epilogue, the products on matrix cores at
+# fp32 accuracy: fp32 MFMA under a HIP compiler, 3xTF32 tensor cores under nvcc. The next K-tile is gathered into
+# registers while this one is multiplied, into the other of two shared buffers; each group a corner of the 64 x 64
+# tile (a wavefront of 64: 32 x 32, 2 x 2 fragments; a warp of 32: 16 x 32, 1 x 2), staged through shared memory
+# to the epilogue.
+MMA_DEVICE = """#if defined(HF_MMA_ENGINE)
 template <bool FLIP>
 __global__ void __launch_bounds__(256) {name}_gemm_mma(const float* __restrict__ x, const float* __restrict__ w,
         const float* __restrict__ bias, float* __restrict__ y, int64_t N, int C, int D, int H, int W,
         int OC, int OD, int OH, int OW, int G{extra}) {{
-    namespace wmma = nvcuda::wmma;
     constexpr int KD = {k[0]}, KH = {k[1]}, KW = {k[2]}, SD = {s[0]}, SH = {s[1]}, SW = {s[2]};
     constexpr int PD = {p[0]}, PH = {p[1]}, PW = {p[2]}, DD = {d[0]}, DH = {d[1]}, DW = {d[2]};
     constexpr int TAPS = KD * KH * KW, TM = 64, TN = 64, TK = 16, LA = TK * TM / 256, LB = TK * TN / 256;
-    __shared__ __align__(32) float As[2][TK][TM + 8];  // rows 32-byte aligned, as wmma loads require
-    __shared__ __align__(32) float Bs[2][TK][TN + 8];
-    __shared__ __align__(32) float stage[8][16 * 16];
+#if HF_MMA_ENGINE == 1
+    namespace wmma = nvcuda::wmma;
+    constexpr int GS = 32, WM = 16, WN = 32, PAD = 8;  // rows 32-byte aligned, as wmma loads require
+#else
+    constexpr int GS = 64, WM = 32, WN = 32, PAD = 16;  // one k's 16 lanes in 16 banks, the next k's in the others
+#endif
+    constexpr int FM = WM / 16, FN = WN / 16;
+    __shared__ __align__(32) float As[2][TK][TM + PAD];
+    __shared__ __align__(32) float Bs[2][TK][TN + PAD];
+    __shared__ __align__(32) float stage[256 / GS][16 * 16];
     const int Cg = C / G, OCg = OC / G, K = Cg * TAPS;
     const int64_t in_plane = (int64_t)D * H * W, out_plane = (int64_t)OD * OH * OW, M = N * out_plane;
     const int64_t m_tiles = (M + TM - 1) / TM;
     const int n_tiles = (OCg + TN - 1) / TN;
-    const int tid = threadIdx.x, am = tid % TM, group = tid / 32, member = tid % 32;
-    const int gm = (group % 4) * 16, gn = (group / 4) * 32;
+    const int tid = threadIdx.x, am = tid % TM, group = tid / GS, member = tid % GS;
+    const int gm = (group % (TM / WM)) * WM, gn = (group / (TM / WM)) * WN;
     for (int64_t t = blockIdx.x; t < m_tiles * n_tiles * G; t += gridDim.x) {{
         {position}
         float ra[LA], rb[LB];
@@ -145,9 +152,20 @@ __global__ void __launch_bounds__(256) {name}_gemm_mma(const float* __restrict__
             #pragma unroll
             for (int i = 0; i < LB; ++i) Bs[b][tid % TK][tid / TK + i * (256 / TK)] = rb[i];
         }};
-        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[2];
-        wmma::fill_fragment(acc[0], 0.0f);
-        wmma::fill_fragment(acc[1], 0.0f);
+#if HF_MMA_ENGINE == 1
+        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[FM][FN];
+        #pragma unroll
+        for (int i = 0; i < FM; ++i)
+            #pragma unroll
+            for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+#else
+        const int lane_m = member % 16, lane_k = member / 16;  // the lane's row (column) of A (B), its k in a step
+        hf_f32x4 acc[FM][FN];
+        #pragma unroll
+        for (int i = 0; i < FM; ++i)
+            #pragma unroll
+            for (int j = 0; j < FN; ++j) acc[i][j] = hf_f32x4{{0.0f, 0.0f, 0.0f, 0.0f}};
+#endif
         gather(0);
         stash(0);
         __syncthreads();
@@ -155,39 +173,66 @@ __global__ void __launch_bounds__(256) {name}_gemm_mma(const float* __restrict__
         for (int k0 = 0; k0 < K; k0 += TK) {{
             const bool more = k0 + TK < K;
             if (more) gather(k0 + TK);
+#if HF_MMA_ENGINE == 1
             #pragma unroll
             for (int kk = 0; kk < TK; kk += 8) {{
                 wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::col_major> a, a_hi, a_lo;
-                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b, b_hi[2], b_lo[2];
-                wmma::load_matrix_sync(a, &As[buf][kk][gm], TM + 8);
+                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> b, b_hi, b_lo;
+                wmma::load_matrix_sync(a, &As[buf][kk][gm], TM + PAD);
                 hf_tf32_split(a, a_hi, a_lo);
                 #pragma unroll
-                for (int j = 0; j < 2; ++j) {{
-                    wmma::load_matrix_sync(b, &Bs[buf][kk][gn + 16 * j], TN + 8);
-                    hf_tf32_split(b, b_hi[j], b_lo[j]);
-                    hf_tf32_mma(acc[j], a_hi, a_lo, b_hi[j], b_lo[j]);
+                for (int j = 0; j < FN; ++j) {{
+                    wmma::load_matrix_sync(b, &Bs[buf][kk][gn + 16 * j], TN + PAD);
+                    hf_tf32_split(b, b_hi, b_lo);
+                    hf_tf32_mma(acc[0][j], a_hi, a_lo, b_hi, b_lo);
                 }}
             }}
+#else
+            #pragma unroll
+            for (int kk = 0; kk < TK; kk += 4) {{
+                float a[FM], b[FN];
+                #pragma unroll
+                for (int i = 0; i < FM; ++i) a[i] = As[buf][kk + lane_k][gm + 16 * i + lane_m];
+                #pragma unroll
+                for (int j = 0; j < FN; ++j) b[j] = Bs[buf][kk + lane_k][gn + 16 * j + lane_m];
+                #pragma unroll
+                for (int i = 0; i < FM; ++i)
+                    #pragma unroll
+                    for (int j = 0; j < FN; ++j) acc[i][j] = hf_mfma_16x16x4(a[i], b[j], acc[i][j]);
+            }}
+#endif
             if (more) stash(buf ^ 1);
             __syncthreads();  // the next K-tile is in; this one's readers are done before it is written again
             buf ^= 1;
         }}
         float* st = stage[group];
         #pragma unroll
-        for (int j = 0; j < 2; ++j) {{
-            wmma::store_matrix_sync(st, acc[j], 16, wmma::mem_row_major);
-            __syncwarp();
-            for (int e = member; e < 16 * 16; e += 32) {{
-                const int64_t mo = m0 + gm + e / 16;
-                const int oc = n0 + gn + 16 * j + e % 16;
-                if (mo < M && oc < OCg) {{
-                    const int64_t n = mo / out_plane, p = mo % out_plane;
-                    const int o = g * OCg + oc;
-                    {store}
+        for (int i = 0; i < FM; ++i)
+            #pragma unroll
+            for (int j = 0; j < FN; ++j) {{
+#if HF_MMA_ENGINE == 1
+                wmma::store_matrix_sync(st, acc[i][j], 16, wmma::mem_row_major);
+                __syncwarp();
+#else
+                #pragma unroll
+                for (int q = 0; q < 4; ++q) st[(4 * lane_k + q) * 16 + lane_m] = acc[i][j][q];
+                hf_wave_sync();
+#endif
+                for (int e = member; e < 16 * 16; e += GS) {{
+                    const int64_t mo = m0 + gm + 16 * i + e / 16;
+                    const int oc = n0 + gn + 16 * j + e % 16;
+                    if (mo < M && oc < OCg) {{
+                        const int64_t n = mo / out_plane, p = mo % out_plane;
+                        const int o = g * OCg + oc;
+                        {store}
+                    }}
                 }}
+#if HF_MMA_ENGINE == 1
+                __syncwarp();
+#else
+                hf_wave_sync();
+#endif
             }}
-            __syncwarp();
-        }}
     }}
 }}
 #endif

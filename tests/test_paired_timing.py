@@ -26,7 +26,8 @@ PLAIN = EvalConfig(**{**CONFIG.to_dict(), "adversarial": False, "second_size": F
 
 def test_reference_and_candidate_trials_alternate_with_the_candidate_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every timed trial of the candidate follows one of the reference's (after the reference's warm-ups), with
-    no timing of the reference apart; while the reference runs, every thread of the candidate's job is stopped."""
+    no timing of the reference apart, and the candidate's launches run on one worker throughout the rounds;
+    while the reference runs, every thread of the candidate's job is stopped."""
     ask, seen, parties = judge_module.Party.ask, [], {}
 
     def recorded(self: judge_module.Party, message: dict[str, Any], expect: str) -> dict[str, Any]:
@@ -37,6 +38,8 @@ def test_reference_and_candidate_trials_alternate_with_the_candidate_stopped(mon
             seen.append((op, states))
         elif self.name == "candidate" and op == "prepare" and message.get("timed"):
             seen.append(("timed", set()))
+        elif self.name == "candidate" and op == "timing":
+            seen.append(("one worker" if message["on"] else "every worker", set()))
         return ask(self, message, expect)
 
     monkeypatch.setattr(judge_module.Party, "ask", recorded)
@@ -44,8 +47,10 @@ def test_reference_and_candidate_trials_alternate_with_the_candidate_stopped(mon
     assert result.verdict == Verdict.CORRECT, result.message
     ops = [op for op, _ in seen]
     assert "time" not in ops  # no reference timing in a window of its own
-    warm = PLAIN.warmup
-    assert ops == ["time_one"] * warm + ["time_one", "timed"] * PLAIN.timed_trials * result.integrity["timed_batches"]
+    rounds = ["time_one", "timed"] * PLAIN.timed_trials
+    batch = ["one worker", *rounds, "every worker"]  # the candidate's launches on one worker while timed
+    first = ["one worker", *["time_one"] * PLAIN.warmup, *rounds, "every worker"]
+    assert ops == first + batch * (result.integrity["timed_batches"] - 1)
     for op, states in seen:
         if op == "time_one":
             assert states and states <= set(STOPPED), states
@@ -173,18 +178,47 @@ def test_the_protocol_key_names_the_cpu_timing(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_the_candidates_cpu_claim_stands_until_the_parents_reading_contradicts_it() -> None:
-    """The candidate's claim for its forwards alone is taken while the parent's reading of the whole trial,
-    less the protocol's typical no-op trial, does not exceed it; a claim below that bound is replaced by it,
-    so a lie gains at most the protocol's spread."""
+    """The candidate's claim for its forwards alone is taken while the batch's cheapest reading of a whole
+    trial, less the protocol's typical no-op trial, does not exceed it; a claim below that bound is replaced by
+    it, so a lie gains at most the protocol's spread. A trial whose protocol ran dear does not replace its own
+    honest claim."""
     cpu = CandidateCpu(freeze=lambda: None)  # type: ignore[arg-type,return-value]
     cpu.noop[1] = [1.90, 1.00, 1.04, 1.02, 1.10, 1.03]  # the first no-op trial pays for lazy set-up
-    cpu.timed = [(1, 1.45, 0.45), (1, 1.30, 0.02), (1, 1.05, 0.03), (1, 1.00, 0.0)]
     assert cpu.spread(1) == pytest.approx(0.035)
-    # honest (1.45 - 1.035 = 0.415 <= 0.45); a lie of 0.02 beside a reading of 0.265; honest and small; a zero
-    assert cpu.forwards() == pytest.approx([0.45, 0.265, 0.03, 0.001])
+    # honest: the first trial's reading alone (1.45 - 1.035 = 0.415) is above its claim, the batch's is not
+    cpu.timed = [(1, 1.45, 0.30), (1, 1.30, 0.25), (1, 1.20, 0.26)]
+    assert cpu.forwards() == pytest.approx([0.30, 0.25, 0.26])
+    # lies (0.02, 0.03, zero) beside readings whose cheapest is 0.215 beyond the protocol
+    cpu.timed = [(1, 1.45, 0.02), (1, 1.25, 0.03), (1, 1.30, 0.0)]
+    assert cpu.forwards() == pytest.approx([0.215, 0.215, 0.215])
+    cpu.timed = [(1, 1.00, 0.0)]  # a reading under the protocol's typical cost: the floor
+    assert cpu.forwards() == pytest.approx([0.001])
     cpu.noop[4] = [4.0, 4.0, 4.0]
     cpu.timed = [(4, 6.0, 1.0)]
     assert cpu.forwards() == pytest.approx([0.5])  # per forward of a trial of R = 4: the reading's 2.0 / 4
+
+
+def test_the_references_cpu_time_is_a_warm_call_on_one_thread() -> None:
+    """As the candidate's launches run on one worker in its timed trials (tests/test_cpu_workers.py): more
+    threads never lower a CPU time, and waking a pool's threads costs what the load on the cores decides. The
+    timed call follows an untimed one, so that no round's trial is colder than another's."""
+    import torch
+
+    from hipforge.execution.measure import cpu_time_warm
+
+    before, seen = torch.get_num_threads(), []
+
+    def forward() -> None:
+        seen.append(torch.get_num_threads())
+        if len(seen) == 2:  # the timed call
+            sum(range(200_000))
+
+    torch.set_num_threads(2)
+    try:
+        assert cpu_time_warm(forward) > 1.0  # the second call's work, not the first's nothing
+        assert seen == [1, 1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_the_cpu_calibration_forward_returns_fresh_written_outputs_as_a_forward_does() -> None:

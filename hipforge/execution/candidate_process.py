@@ -18,6 +18,7 @@ from hipforge.execution.antihack_guard import Guard, tripwire
 from hipforge.execution.backend import CompileError, make_backend
 from hipforge.execution.build_requests import BuildRequests, build_name
 from hipforge.execution.config import EvalConfig
+from hipforge.execution.cpu import workers
 from hipforge.execution.forward_clock import ForwardClock
 from hipforge.execution.job_common import build_reference, load_task, setup_device
 
@@ -94,6 +95,12 @@ class CandidateProcess:
             self.models[size] = new.to(self.device)
             del ref, weights
         return self.models[size]
+
+    def op_timing(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The cpu backend's timed trials begin (``on``) or end: their launches run on one worker (cpu/workers.py).
+        Whatever the candidate sets instead only adds to its own CPU time."""
+        workers.one_worker(bool(msg["on"]))
+        return {"event": "timing"}
 
     def failure(self, exc: BaseException, where: str, **fields: Any) -> Failed:
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()

@@ -66,15 +66,26 @@ def event_times(fn: Callable[[], Any], warmup: int, trials: int, flush: Any = No
     return times
 
 
-def cpu_time_once(fn: Callable[[], Any]) -> float:
-    """One call's CPU time in ms (every thread of this process; idle OpenMP workers sleep, sandbox/env.py),
-    without autograd: a reference trial of the cpu backend's paired rounds, which preemption cannot inflate."""
+def cpu_time_warm(fn: Callable[[], Any]) -> float:
+    """CPU time in ms of a call of ``fn`` right after an untimed one (every thread of this process), on one
+    intra-op thread and without autograd: a reference trial of the cpu backend's paired rounds, which
+    preemption cannot inflate. Warm, as every round's is: a small op's first call after its process slept
+    cost 6-12x its next one, by how cold the caches were left, and only the rounds' first trial (beside the
+    warm-ups) was warm, so the fastest trial hinged on that one. One thread, as the candidate's launches run on
+    one worker then (cpu/workers.py): more threads never lower a CPU time, and waking a pool's threads adds
+    a cost that moves with the load on the cores."""
     import torch
 
-    with torch.no_grad():
-        start = _process_time_ns()
-        fn()
-        return (_process_time_ns() - start) / 1e6
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.no_grad():
+            fn()
+            start = _process_time_ns()
+            fn()
+            return (_process_time_ns() - start) / 1e6
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _bind_cuda_timers() -> tuple[Any, Any]:

@@ -16,13 +16,19 @@ The candidate's process is stopped (SIGSTOP, from outside) while the reference r
 Each side's time of a trial is CPU time, not wall time: what its threads ran, exited ones included, which a
 preemption or a foreign load on the cores cannot inflate (a wall taken under another job's load halved a fiber
 kernel's speedup, since the fiber runtime spreads its blocks over every core while a small eager op runs on
-one). The reference's is read in its own process around the forward; the candidate's from outside, by the
+one). The reference's is read in its own process around the forward, right after an untimed call on the same
+inputs (measure.cpu_time_warm: every round's trial as warm as the first); the candidate's from outside, by the
 kernel's clock of its processes, with the job stopped before and after the trial (a running thread's last
 slice is accounted only when it stops). That reading holds the protocol too (input draws, copies, checksums:
 more CPU than a small kernel's forward), so the candidate's own claim for its forwards is taken, as precise as
-the reference's, as long as the reading does not contradict it: a claim below the reading less the protocol's
-typical cost (the no-op trials' median) is replaced by that bound. Its process cannot start another to hide
-work in (the sandbox's no_processes)."""
+the reference's, as long as the reading does not contradict it: a claim below the batch's cheapest reading less
+the protocol's typical cost (the no-op trials' median) is replaced by that bound. Its process cannot start
+another to hide work in (the sandbox's no_processes).
+
+Both sides run their timed forwards on one thread: the reference on one intra-op thread (measure.cpu_time_warm),
+the candidate's launches on one worker of the fiber runtime (cpu/workers.py). A CPU time is never lowered by
+more threads, while starting, waking and joining them cost a small kernel's forward several times over, by an
+amount that moves with the load on the cores: that, not the kernel, was most of a small kernel's time."""
 
 from __future__ import annotations
 
@@ -122,11 +128,13 @@ class CandidateCpu:
 
     def forwards(self) -> list[float]:
         """Per forward: the candidate's own claim (as precise as the reference's reading: the forward alone),
-        but never less than the parent's reading of the trial beyond the protocol's typical cost, so a lie
-        about the time (a patched timer, a native clock hook) gains about the protocol's spread at most. An
-        honest trial whose protocol ran dear is read high; the cheapest trial is the one that counts."""
-        return [max(claimed, read - self.protocol(reps), CPU_FLOOR_MS * reps) / reps
-                for reps, read, claimed in self.timed]
+        but never less than the batch's cheapest reading beyond the protocol's typical cost, so a lie about
+        the time (a patched timer, a native clock hook) gains about the protocol's spread at most. The bound
+        is the batch's, not each trial's: a trial whose protocol ran dear (its copies and checksums after a
+        kernel that left the caches cold cost more than after the no-op) would replace an honest claim by
+        its own reading, and that reading's jitter (tenths of a ms) is more than a small kernel's forward."""
+        bound = min((read - self.protocol(reps)) / reps for reps, read, _ in self.timed)
+        return [max(claimed / reps, bound, CPU_FLOOR_MS) for reps, _, claimed in self.timed]
 
 
 class PairedReference:

@@ -28,7 +28,7 @@ from hipforge.execution.job_common import (
     setup_device,
     sync,
 )
-from hipforge.execution.measure import cpu_time_once, time_callable
+from hipforge.execution.measure import cpu_time_warm, time_callable
 from hipforge.execution.write_floor import written_bytes
 
 preload = op_trace.warm  # paid once in the sandbox server, not per job
@@ -227,7 +227,8 @@ class Reference:
 
     def op_time_one(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The reference's trial of one round of the cpu backend's paired timing (pairing.py): eager, then
-        torch.compile if compiled, each on the seed's fresh inputs, drawn outside its time."""
+        torch.compile if compiled, each on the seed's fresh inputs, drawn outside its time, and timed right
+        after an untimed call on them (measure.cpu_time_warm)."""
         reply: dict[str, Any] = {"event": "timed_one", "eager": self.once(self.model(0), msg["seed"])}
         if self.compiled is not None:
             reply["compiled"] = self.once(self.compiled, msg["seed"])
@@ -237,4 +238,4 @@ class Reference:
 
     def once(self, model: Any, seed: int) -> float:
         args = self.inputs(0, seed, None)
-        return cpu_time_once(lambda: model(*args))
+        return cpu_time_warm(lambda: model(*args))

@@ -31,6 +31,7 @@ class TimedBatches:
     phases: Phases
     calibrator: Callable[[], tuple[Any, Any]] | None
     paired: tuple[Any, Any] | None
+    cand: Any  # the candidate's party
     reference: Any  # pairing.PairedReference on the cpu backend
     cpu: Any  # pairing.CandidateCpu on the cpu backend
     timed_reps: int
@@ -95,6 +96,7 @@ class TimedBatches:
         if wrong(failures):
             return
         committed = []
+        self.one_worker(True)
         with self.holding(self.phases.timed()):
             for trial in batch:
                 if self.paired:
@@ -102,11 +104,18 @@ class TimedBatches:
                 if self.reference:
                     self.reference.trial()
                 committed.append((trial, *self.candidate_side(trial)))
+        self.one_worker(False)
         for step, (trial, sums, files) in enumerate(c for c in committed if c[0].compared):
             with self.sharing(step):
                 why = self.compared(trial, sums, files)
             if why and trial.purpose not in failures:
                 failures[trial.purpose] = (trial, why)
+
+    def one_worker(self, on: bool) -> None:
+        """cpu: the candidate's launches run on one worker thread while its trials are timed (cpu/workers.py),
+        as the reference's forwards run on one intra-op thread (measure.cpu_time_warm)."""
+        if self.reference:
+            self.cand.ask({"op": "timing", "on": on}, "timing")
 
     def reported_ms(self) -> float:
         return Timing.from_samples(self.log.reported).typical_ms(self.cfg.backend)

@@ -16,7 +16,7 @@
 //   * __shared__ is thread_local storage (blocks of a worker run one after another);
 //     dynamic shared memory comes from the launch (see hip_cpu::dynamic_shared()).
 //   * blocks are spread over std::threads (hardware concurrency up to HIPCPU_MAX_WORKERS, or
-//     the HIPCPU_NUM_THREADS environment variable); launches are synchronous.
+//     the HIPCPU_NUM_THREADS environment variable as it is at the launch); launches are synchronous.
 //   * warp ops exchange values among the lanes of one release; a lane that did not take
 //     part (exited, waiting at __syncthreads, beyond blockDim) reads as 0, as ds_bpermute
 //     reads an inactive lane on AMD. Lanes at different warp-op sites release site by site.
@@ -774,12 +774,15 @@ inline void run_blocks(const Launch& L, std::atomic<uint64_t>& next, uint64_t nb
   tl_block = nullptr;
 }
 
+// Read at every launch, not once: the cpu backend's harness runs its timed trials on one worker
+// (hipforge/execution/cpu/workers.py), since spawning and joining workers costs a small kernel's
+// CPU time several times over, by an amount that moves with the load on the cores.
 inline unsigned num_workers() {
+  if (const char* e = std::getenv("HIPCPU_NUM_THREADS")) {
+    const int v = std::atoi(e);
+    if (v > 0) return unsigned(v);
+  }
   static const unsigned n = [] {
-    if (const char* e = std::getenv("HIPCPU_NUM_THREADS")) {
-      const int v = std::atoi(e);
-      if (v > 0) return unsigned(v);
-    }
     const unsigned h = std::thread::hardware_concurrency();
     return std::min(h ? h : 1u, unsigned(HIPCPU_MAX_WORKERS));
   }();

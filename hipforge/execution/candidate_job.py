@@ -112,6 +112,7 @@ class Harness(CandidateProcess):
         seeds = rep_seeds(msg["seed"], int(msg.get("reps", 1)))
         ms = cpu_ms = 0.0
         for rep, seed in enumerate(seeds):
+            self.live = []  # copied at its return already: the next forward need not sit beside it
             self.draw_inputs(seed, into_last=self.refill and rep > 0)
             try:
                 with self.guard.armed(), torch.no_grad():
@@ -120,15 +121,15 @@ class Harness(CandidateProcess):
                     end = self.clock.mark()
             except BaseException as e:
                 raise self.failure(e, f"forward on seed {seed}", failing_seed=msg.get("seed")) from None
-            outputs = flatten(out)
+            self.live = flatten(out)
+            del out
             # what forward returned, copied the moment it returned and before the device is synchronized: work
             # left running (a thread, a stream it did not synchronize) is not in it, and the next forward may
             # write into this one's buffer (honest reuse). The copy is outside the forward's own time.
-            self.outputs.append([kept_copy(o) for o in outputs])
+            self.outputs.append([kept_copy(o) for o in self.live])
             ms += self.clock.elapsed(start, end)
             cpu_ms += self.clock.cpu_ms(start, end)
-            self.inspect(outputs)
-            self.live = outputs
+            self.inspect(self.live)
         self.noop = None
         return {"event": "returned", "ms": ms, "cpu_ms": cpu_ms}
 

@@ -89,16 +89,25 @@ def fine(outputs: list[Any], key: int) -> list[Any]:
 
 
 def fine_bounds(outputs: list[Any], atol_rtol: list[tuple[float, float]]) -> list[Any]:
-    """Per reference output, Σ (atol + rtol·|ref|) over each FINE_BLOCK block (inf where it is not finite)."""
+    """Per reference output, Σ (atol + rtol·|ref|) over each FINE_BLOCK block (inf where it is not finite).
+    A pass of STEP elements at a time, as the sums: the tolerances of a whole 2 GB output took four such
+    temporaries at once."""
     import torch
 
     result = []
     for t, (atol, rtol) in zip(outputs, atol_rtol, strict=True):
-        r = t.detach().double() if t.dtype == torch.float64 else t.detach().float()
-        tol = torch.where(r.isfinite(), atol + rtol * r.abs(), torch.full_like(r, math.inf))
-        parts = [p for _, p in _fine_parts(tol, None)]
+        flat = t.detach().reshape(-1)
+        parts = [p for start in range(0, flat.numel(), STEP)
+                 for _, p in _fine_parts(_tolerance(flat[start:start + STEP], atol, rtol), None)]
         result.append(torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64))
     return result
+
+
+def _tolerance(ref: Any, atol: float, rtol: float) -> Any:
+    import torch
+
+    r = ref.double() if ref.dtype == torch.float64 else ref.float()
+    return torch.where(r.isfinite(), atol + rtol * r.abs(), torch.full_like(r, math.inf))
 
 
 def _coarse(fine_sums: Any, numel: int) -> list[float]:

@@ -3,6 +3,7 @@ return, bit-for-bit comparison, inputs refilled in place, and calibration's forw
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 
@@ -16,13 +17,25 @@ def noop_module(outputs: list[Any], fresh: bool) -> Any:
     is counted as protocol: a claim can then understate a forward by at most the cost of writing its outputs
     once (pairing.CandidateCpu). GPU backends keep the same tensors: their allocator's frees cost nothing, and
     a memset of KernelBench-size outputs would loosen the wall check by milliseconds."""
+    return _noop_class()(outputs, fresh)
+
+
+@cache
+def _noop_class() -> type:
+    """One class for every no-op: a class made per call sits in a reference cycle with its closure, so each
+    no-op's output-sized tensors lived until the next full garbage collection (on the cpu backend, the 10
+    calibration trials held 10 outputs at once)."""
     import torch
 
     class Noop(torch.nn.Module):
-        def forward(self, *args: Any) -> list[Any]:
-            return [torch.zeros_like(o) for o in outputs] if fresh else outputs
+        def __init__(self, outputs: list[Any], fresh: bool) -> None:
+            super().__init__()
+            self.outputs, self.fresh = outputs, fresh
 
-    return Noop()
+        def forward(self, *args: Any) -> list[Any]:
+            return [torch.zeros_like(o) for o in self.outputs] if self.fresh else self.outputs
+
+    return Noop
 
 
 def kept_copy(out: Any) -> Any:

@@ -74,6 +74,16 @@ def sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def free_cached(device: str) -> None:
+    """Hand the caching allocator's free blocks back to the device, where a phase far larger than the next
+    ends: the other process of the evaluation shares the device. Only the reference's process does this: in
+    the candidate's, freed blocks are refilled with NaN (device_prep), and fresh ones could hold its old results."""
+    if device != "cpu":
+        import torch
+
+        torch.cuda.empty_cache()
+
+
 def peak_mb(device: str) -> float:
     """The most device memory this process's caching allocator has reserved (what admission must cover)."""
     if device == "cpu":

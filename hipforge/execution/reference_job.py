@@ -21,6 +21,7 @@ from hipforge.execution.device_memory import capacity_mb, footprint_mb
 from hipforge.execution.job_common import (
     build_reference,
     flatten,
+    free_cached,
     load_task,
     make_inputs,
     peak_mb,
@@ -125,6 +126,7 @@ class Reference:
             reply["bounds"].append(checksum.bounds(outs, tolerances))
             if msg.get("full"):
                 reply["files"].append(self.write(outs, f"ref{msg['id']}_{rep}", msg["key"], tolerances))
+            del outs  # the next forward need not sit beside this one's outputs
         reply["peak_mb"] = peak_mb(self.device)
         return reply
 
@@ -147,18 +149,19 @@ class Reference:
 
     def op_variants(self, msg: dict[str, Any]) -> dict[str, Any]:
         """The adversarial variants the reference stays finite and well-conditioned on, at this seed."""
+        kept = [kind for kind in self.variant_kinds() if self.judges(kind, msg["seed"])]
+        free_cached(self.device)  # the float64 twins' blocks: the candidate's process shares the device
+        return {"event": "variants", "usable": kept}
+
+    def judges(self, kind: str, seed: int) -> bool:
+        """Whether the reference stays finite and well-conditioned on the variant; its twin outputs (float64:
+        the largest tensors of the check phase) are freed before the next kind's."""
         from hipforge.execution.adversarial import usable
 
-        kept = []
-        for kind in self.variant_kinds():
-            try:
-                approx, exact = self.twin_outputs(0, msg["seed"], kind)
-                atol, rtol = self.cfg.tolerance("float32")
-                if usable(approx, exact, atol, rtol):
-                    kept.append(kind)
-            except Exception:  # noqa: BLE001  # no float64 kernels for an op: no variant
-                continue
-        return {"event": "variants", "usable": kept}
+        try:
+            return usable(*self.twin_outputs(0, seed, kind), *self.cfg.tolerance("float32"))
+        except Exception:  # noqa: BLE001  # no float64 kernels for an op: no variant
+            return False
 
     def variant_kinds(self) -> tuple[str, ...]:
         """Offset variants make every term of a sum one sign, where an honest kernel summing in its own order
@@ -173,16 +176,21 @@ class Reference:
 
     def op_gap(self, msg: dict[str, Any]) -> dict[str, Any]:
         """How far the float32 reference lies from float64 on a failing trial, in tolerances."""
+        gap = self.gap(msg["size"], msg["seed"], msg.get("variant"))
+        free_cached(self.device)
+        return {"event": "gap", "gap": gap}
+
+    def gap(self, size: int, seed: int, variant: str | None) -> float | None:
         import torch
 
         from hipforge.execution.numerics import fp64_gap
 
         try:
-            approx, exact = self.twin_outputs(msg["size"], msg["seed"], msg.get("variant"))
+            approx, exact = self.twin_outputs(size, seed, variant)
             pairs = [(a, b) for a, b in zip(approx, exact, strict=True) if a.dtype == torch.float32]
-            return {"event": "gap", "gap": fp64_gap(pairs, *self.cfg.tolerance("float32")) if pairs else None}
+            return fp64_gap(pairs, *self.cfg.tolerance("float32")) if pairs else None
         except Exception:  # noqa: BLE001
-            return {"event": "gap", "gap": None}
+            return None
 
     def twin_outputs(self, size: int, seed: int, variant: str | None) -> tuple[list[Any], list[Any]]:
         import torch
@@ -191,9 +199,9 @@ class Reference:
 
         if size not in self.exact:
             self.exact[size] = copy.deepcopy(self.model(size)).double()
-        with torch.no_grad():
-            approx = flatten(self.model(size)(*self.inputs(size, seed, variant)))
+        with torch.no_grad():  # float64 first: its forward's temporaries, the larger, beside no other outputs
             exact = flatten(self.exact[size](*widened(self.inputs(size, seed, variant))))
+            approx = flatten(self.model(size)(*self.inputs(size, seed, variant)))
         return approx, exact
 
     def compile_reference(self) -> None:

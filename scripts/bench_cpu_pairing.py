@@ -85,8 +85,9 @@ def worker(kernels: list[str], runs: int, load: str) -> dict[str, list[dict[str,
                         "load": run % 2 == 0, "speedup": result.speedup_eager,
                         "ref_ms": result.ref_eager.min_ms if result.ref_eager else None,
                         "cand_ms": result.runtime.min_ms if result.runtime else None,
-                        "verdict": result.verdict.value})
-                    print(f"  run {run} {name}: {result.verdict.value} {result.speedup_eager}", file=sys.stderr)
+                        "verdict": result.verdict.value,
+                        "bounded": result.integrity.get("cpu_claims_bounded")})  # where the code records it
+                    print(f"  run {run} {name}: {json.dumps(rows[name][-1])}", file=sys.stderr)
     finally:
         shutdown()
         shutil.rmtree(cache, ignore_errors=True)

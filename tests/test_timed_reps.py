@@ -207,8 +207,8 @@ def test_an_honest_kernel_runs_r_forwards_per_timed_trial() -> None:
 
 def test_every_forward_gets_inputs_of_its_own() -> None:
     """Counted by the candidate itself: only the poison probe repeats an input (the first seed's); the refill
-    probe's two forwards hold values of their own in one tensor; the last forward is the op trace's, on inputs
-    of its own too."""
+    probe's two forwards hold values of their own in one tensor; each timed trial's warm-up forward (cpu:
+    pairing.warm_up) and the last forward, the op trace's, are on inputs of their own too."""
     body = ("self.seen = getattr(self, 'seen', set())\nself.seen.add(x.numpy().tobytes())\n"
             "self.calls = getattr(self, 'calls', 0) + 1\nprint(f'inputs {len(self.seen)} {self.calls}', flush=True)\n"
             "return honest(self, x)")
@@ -216,7 +216,7 @@ def test_every_forward_gets_inputs_of_its_own() -> None:
     assert result.verdict == Verdict.CORRECT, result.message
     distinct, calls = map(int, re.findall(r"inputs (\d+) (\d+)", result.output_tail)[-1])
     warmups_seeds_refill_poison_trace = PLAIN.warmup + len(PLAIN.seeds) + REFILL_REPS + 1 + 1
-    assert calls == warmups_seeds_refill_poison_trace + PLAIN.timed_trials * REPS[-1]
+    assert calls == warmups_seeds_refill_poison_trace + PLAIN.timed_trials * (REPS[-1] + 1)
     assert distinct == calls - 1
 
 

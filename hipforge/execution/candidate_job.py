@@ -108,7 +108,7 @@ class Harness(CandidateProcess):
         the same path with the no-op forward: every step besides the forward itself is the protocol's cost."""
         import torch
 
-        model = self.noop if self.noop is not None else self.models.get(msg.get("size", 0))
+        model = self.forward_model(msg.get("size", 0))
         seeds = rep_seeds(msg["seed"], int(msg.get("reps", 1)))
         ms = cpu_ms = 0.0
         for rep, seed in enumerate(seeds):
@@ -132,6 +132,28 @@ class Harness(CandidateProcess):
             self.inspect(self.live)
         self.noop = None
         return {"event": "returned", "ms": ms, "cpu_ms": cpu_ms}
+
+    def forward_model(self, size: int) -> Any:
+        """The trial's forward: ModelNew at the size, or calibration's no-op once prepared."""
+        return self.noop if self.noop is not None else self.models.get(size)
+
+    def op_warm(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """cpu: one untimed forward just before a timed or no-op trial, outside the parent's readings of the
+        trial (pairing.warm_up), so the trial's forward runs warm as the reference's does (measure.cpu_time_warm)
+        instead of first after its process was stopped through the reference's trial. Its inputs are the
+        parent's throwaway seed's, never the trial's (unknown until go), and its outputs are dropped unchecked:
+        nothing it computes can serve the timed forward."""
+        import torch
+
+        model = self.forward_model(msg["size"])
+        with self.guard.armed(False):
+            args = make_inputs(self.tasks[msg["size"]], self.device, msg["seed"], None)
+        try:
+            with self.guard.armed(), torch.no_grad():
+                model(*args)
+        except BaseException as e:
+            raise self.failure(e, f"warm-up forward on seed {msg['seed']}") from None
+        return {"event": "warmed"}
 
     def op_commit(self, msg: dict[str, Any]) -> dict[str, Any]:
         if any(not hasattr(o, "detach") for outputs in self.outputs for o in outputs):

@@ -18,7 +18,7 @@ from hipforge.execution import op_trace
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.outputs_check import OutputCheck, shipped
-from hipforge.execution.pairing import CandidateCpu, PairedReference
+from hipforge.execution.pairing import CandidateCpu, PairedReference, warm_up
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
 from hipforge.execution.timed_batches import TimedBatches
@@ -88,6 +88,8 @@ class Judge(TimedBatches, Rulings):
         """One calibration trial: the protocol around the no-op forward, in a process that has not imported
         the candidate (the candidate's own before its import, or the calibrator)."""
         party.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
+        if self.cpu:  # cpu: warm, as the timed trials' forwards are (pairing.warm_up)
+            warm_up(party, 0)
         cpu = self.cpu if party is self.cand else None
         cpu_before = cpu.stamp() if cpu else 0.0
         started = time.monotonic()
@@ -187,6 +189,8 @@ class Judge(TimedBatches, Rulings):
         shipped, for a trial compared whole)."""
         self.cand.ask({**trial.message(), "aliases_ok": self.aliases}, "prepared")
         cpu = self.cpu if trial.purpose == "timed" else None
+        if cpu:
+            warm_up(self.cand, trial.size)
         cpu_before = cpu.stamp() if cpu else 0.0
         started = time.monotonic()
         returned = self.cand.ask({"op": "go", "size": trial.size, "seed": trial.seed, "reps": trial.reps},

@@ -125,6 +125,8 @@ def main() -> None:
                         "levels already in the file are kept, so one file can gather one run per level")
     parser.add_argument("--resume", type=Path, help="an earlier call's --out for the same levels and options: its "
                         "finished tasks keep their verdicts and only the others run")
+    parser.add_argument("--rerun", default="", help="with --resume: run again the problems whose task name matches "
+                        "this regex, whatever the earlier call said of them")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="a code-generation choice of the translator (GenParams), e.g. conv_epilogue=fused")
     args = parser.parse_args()
@@ -174,7 +176,8 @@ def main() -> None:
     tasks = [StageTask(p.task_name, p.task_name, p.source, smoke.get(p.task_name, p.source), level=p.level)
              for p in problems]
     by_name = {t.name: t for t in tasks}
-    done, carried, carried_evolved, earlier = resumed(args.resume, set(by_name)) if args.resume else ({}, {}, {}, {})
+    done, carried, carried_evolved, earlier = resumed(args.resume, set(by_name), args.rerun) if args.resume \
+        else ({}, {}, {}, {})
     meta = {**run_meta(args), **({"resumed": earlier} if earlier else {})}
     results.update(carried)
     refused.update({n: d["declined"] for n, d in done.items() if "declined" in d})

@@ -40,6 +40,13 @@ def test_resume_keeps_finished_verdicts_and_runs_the_rest(tmp_path: Path):
     assert resumed(path, {"L2/1_a"})[3]["device"] == "not recorded in the earlier call's file"
 
 
+def test_rerun_drops_the_matching_verdicts_from_a_resume(tmp_path: Path):
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps(EARLIER))
+    done, translated, _, earlier = resumed(path, {"L2/1_a", "L2/2_b", "L2/3_c"}, rerun="L2/(2|3)_")
+    assert set(done) == set(translated) == {"L2/1_a"} and earlier["tasks"] == 1
+
+
 def test_rows_count_every_task_of_the_level():
     """Declined, failed and never-run tasks are not correct; geomeans are over the correct ones."""
     by_name = {n: SimpleNamespace(level=2) for n in ("a", "b", "c", "d")} | {"e": SimpleNamespace(level=1)}

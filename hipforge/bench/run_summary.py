@@ -4,6 +4,7 @@ a level resumed from an earlier call's per-task detail (a level may not fit one 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,12 +28,14 @@ class StoredResult:
     speedup_compiled: float | None
 
 
-def resumed(path: Path, names: set[str]) -> tuple[dict, dict, dict, dict]:
+def resumed(path: Path, names: set[str], rerun: str = "") -> tuple[dict, dict, dict, dict]:
     """The details, translation results and evolution results of the tasks an earlier call finished, and what
-    that call ran on (its own tasks' timings are ratios measured there)."""
+    that call ran on (its own tasks' timings are ratios measured there). Tasks whose name matches ``rerun`` (a
+    regex) are not carried: they run again (a verdict the code has since been changed for, say)."""
     earlier = json.loads(path.read_text())
     tasks = earlier["tasks"]
-    done = {n: d for n, d in tasks.items() if n in names and ("verdict" in d or "declined" in d)}
+    done = {n: d for n, d in tasks.items() if n in names and ("verdict" in d or "declined" in d)
+            and not (rerun and re.search(rerun, n, re.IGNORECASE))}
     translated = {n: StoredResult(Verdict(d["verdict"]), d["speedup"], d["speedup_compiled"])
                   for n, d in done.items() if "verdict" in d}
     evolved = {n: StoredResult(r.verdict, done[n].get("evolved_speedup") or r.speedup_eager,

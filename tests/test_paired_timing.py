@@ -179,22 +179,20 @@ def test_the_protocol_key_names_the_cpu_timing(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_candidates_cpu_claim_stands_until_the_parents_reading_contradicts_it() -> None:
     """The candidate's claim for its forwards alone is taken while the batch's cheapest reading of a whole
-    trial, less the protocol's typical no-op trial, does not exceed it; a claim below that bound is replaced by
-    it, so a lie gains at most the protocol's spread. A trial whose protocol ran dear does not replace its own
-    honest claim."""
+    trial, less the batch's cheapest no-op trial, does not exceed it; a claim below that bound is replaced by
+    it. A trial whose protocol ran dear does not replace its own honest claim."""
     cpu = CandidateCpu(freeze=lambda: None)  # type: ignore[arg-type,return-value]
-    cpu.noop[1] = [1.90, 1.00, 1.04, 1.02, 1.10, 1.03]  # the first no-op trial pays for lazy set-up
-    assert cpu.spread(1) == pytest.approx(0.035)
-    # honest: the first trial's reading alone (1.45 - 1.035 = 0.415) is above its claim, the batch's is not
-    cpu.timed = [(1, 1.45, 0.30), (1, 1.30, 0.25), (1, 1.20, 0.26)]
+    cpu.noop = [(1, 1.90), (1, 1.00), (1, 1.04), (1, 1.02), (1, 1.10), (1, 1.03)]  # the first pays lazy set-up
+    assert cpu.protocol() == pytest.approx(1.0) and cpu.spread() == pytest.approx(0.035)
+    # honest: the first trial's reading alone (1.45 - 1.0 = 0.45) is above its claim, the batch's is not
+    cpu.timed = [(1, 1.45, 0.30), (1, 1.24, 0.25), (1, 1.20, 0.26)]
     assert cpu.forwards() == pytest.approx([0.30, 0.25, 0.26])
-    # lies (0.02, 0.03, zero) beside readings whose cheapest is 0.215 beyond the protocol
+    # lies (0.02, 0.03, zero) beside readings whose cheapest is 0.25 beyond the protocol
     cpu.timed = [(1, 1.45, 0.02), (1, 1.25, 0.03), (1, 1.30, 0.0)]
-    assert cpu.forwards() == pytest.approx([0.215, 0.215, 0.215])
-    cpu.timed = [(1, 1.00, 0.0)]  # a reading under the protocol's typical cost: the floor
+    assert cpu.forwards() == pytest.approx([0.25, 0.25, 0.25])
+    cpu.timed = [(1, 0.99, 0.0)]  # a reading under the protocol's cheapest: the floor
     assert cpu.forwards() == pytest.approx([0.001])
-    cpu.noop[4] = [4.0, 4.0, 4.0]
-    cpu.timed = [(4, 6.0, 1.0)]
+    cpu.noop, cpu.timed = [(4, 4.0), (4, 4.4)], [(4, 6.0, 1.0)]
     assert cpu.forwards() == pytest.approx([0.5])  # per forward of a trial of R = 4: the reading's 2.0 / 4
 
 

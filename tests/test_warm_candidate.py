@@ -1,6 +1,6 @@
 """The cpu backend's candidate forwards are timed warm (hipforge/execution/pairing.warm_up): one untimed forward
 on throwaway inputs right before each timed trial, outside the parent's reading of it, and the same before each
-no-op trial that reading is weighed against."""
+no-op trial that reading is weighed against (the calibrator's, one per round)."""
 
 from __future__ import annotations
 
@@ -21,59 +21,68 @@ from tests.test_trust_boundary import around
 def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, dict[str, Any]]]:
     """(party, op, message) of every message the parent sends, and ("parent", "stamp", {}) at each reading of the
     candidate's CPU time (its job stopped)."""
-    ask, stamp, seen = judge_module.Party.ask, CandidateCpu.stamp, []
+    ask, stamp, seen = judge_module.Party.ask, judge_module.stamp, []
 
     def asked(self: judge_module.Party, message: dict[str, Any], expect: str) -> dict[str, Any]:
         seen.append((self.name, str(message.get("op")), message))
         return ask(self, message, expect)
 
-    def stamped(self: CandidateCpu) -> float:
+    def stamped(freeze: Any) -> float:
         seen.append(("parent", "stamp", {}))
-        return stamp(self)
+        return stamp(freeze)
 
     monkeypatch.setattr(judge_module.Party, "ask", asked)
-    monkeypatch.setattr(CandidateCpu, "stamp", stamped)
+    monkeypatch.setattr(judge_module, "stamp", stamped)
+    monkeypatch.setattr(CandidateCpu, "stamp", lambda self: stamped(self.freeze))
     return seen
 
 
 def _trials(seen: list[tuple[str, str, dict[str, Any]]], party: str) -> list[list[tuple[str, dict[str, Any]]]]:
-    """The party's messages and the readings among them, cut at each prepare."""
+    """The party's messages and the readings after them (a reading is the last-asked party's), cut at each
+    prepare."""
     trials: list[list[tuple[str, dict[str, Any]]]] = []
+    last = ""
     for name, op, message in seen:
         if op == "prepare" and name == party:
             trials.append([])
-        if trials and name in (party, "parent"):
+        if trials and party in (name, last) and name in (party, "parent"):
             trials[-1].append((op, message))
+        last = last if name == "parent" else name
     return trials
 
 
 def test_each_timed_and_noop_trial_follows_a_warm_up_outside_its_reading_on_other_inputs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Warm-up, reading, go, commit, reading: the reading holds the trial's forward alone, for the timed trials
-    and for the no-op trials before the import alike, so the two stay comparable. The warm-up's seed is none
-    of the trial's forwards' seeds. A batch timed again beside the calibrator's no-op trials warms those too;
-    checked trials are not warmed (a check needs no time)."""
+    and for the calibrator's no-op trials of the same rounds alike, so the two stay comparable. The warm-up's
+    seed is none of the trial's forwards' seeds. The calibration before the import is warmed too (its walls)
+    but not read; checked trials are not warmed (a check needs no time)."""
     seen = _recorded(monkeypatch)
-    contradictions = iter(["the parent's clock disagrees"])  # once: a paired batch follows
+    contradictions = iter(["the parent's clock disagrees"])  # once: a batch timed again follows
     monkeypatch.setattr(timed_batches.TimedBatches, "contradicted", lambda self: next(contradictions, None))
     result = around("relu", "return honest(self, x)", config=PLAIN)
     assert result.verdict == Verdict.CORRECT, result.message
     assert result.integrity["timed_batches"] == 2 and result.integrity["paired_calibration"]
+    read = ["prepare", "warm", "stamp", "go", "commit", "stamp"]
     timed = noop = 0
     for trial in _trials(seen, "candidate"):
         prepare = trial[0][1]
         ops = [op for op, _ in trial]
-        if not (prepare.get("timed") or prepare.get("noop")):
+        if prepare.get("noop"):
+            assert ops[:4] == ["prepare", "warm", "go", "commit"], ops
+            noop += 1
+        elif prepare.get("timed"):
+            assert ops[:6] == read, ops
+            warm, go = trial[1][1], trial[3][1]
+            assert warm["seed"] not in rep_seeds(go["seed"], go["reps"]) and warm["size"] == go["size"]
+            timed += 1
+        else:
             assert "warm" not in ops and "stamp" not in ops, ops
-            continue
-        assert ops[:6] == ["prepare", "warm", "stamp", "go", "commit", "stamp"], ops
-        warm, go = trial[1][1], trial[3][1]
-        assert warm["seed"] not in rep_seeds(go["seed"], go["reps"]) and warm["size"] == go["size"]
-        timed, noop = timed + bool(prepare.get("timed")), noop + bool(prepare.get("noop"))
     assert timed == 2 * PLAIN.timed_trials and noop == CALIBRATION_TRIALS  # cpu: R = 1 alone
-    for trial in _trials(seen, "calibrator"):  # the paired batch's no-op trials: no reading of theirs, warm still
-        assert [op for op, _ in trial][:3] == ["prepare", "warm", "go"], trial
-    assert len(_trials(seen, "calibrator")) == PLAIN.timed_trials
+    calibrator = _trials(seen, "calibrator")
+    assert len(calibrator) == 2 * PLAIN.timed_trials  # one no-op trial per round of both batches
+    for trial in calibrator:
+        assert [op for op, _ in trial][:6] == read, trial
 
 
 def test_the_warm_up_cannot_serve_the_timed_forward_from_a_cache_of_inputs() -> None:
@@ -90,6 +99,6 @@ def test_the_warm_up_cannot_serve_the_timed_forward_from_a_cache_of_inputs() -> 
 def test_the_record_counts_the_claims_the_batch_bound_replaced() -> None:
     """cpu_claims_bounded: whether a speedup followed the candidate's claims or the protocol's jitter."""
     cpu = CandidateCpu(freeze=lambda: None)  # type: ignore[arg-type,return-value]
-    cpu.noop[1] = [1.0, 1.0, 1.1]
+    cpu.noop = [(1, 1.0), (1, 1.05), (1, 1.1)]
     cpu.timed = [(1, 1.3, 0.2), (1, 1.4, 0.35), (1, 1.5, 0.25)]  # bound: 1.3 - 1.0
     assert cpu.bound() == pytest.approx(0.3) and cpu.bounded() == 2

@@ -46,7 +46,7 @@ class Evaluation(EvaluationJobs):
         self.last_mark = time.monotonic()
         parties: list[Party] = []
         self.exits = {}
-        self.servers = ExitStack()  # the calibrator's, if a paired retry opens one
+        self.servers = ExitStack()  # the calibrator's, if a paired batch opens one
         phases = Phases(device_lock, self.cfg.backend)
         try:
             self.evaluate(ref_server, cand_server, phases, result, parties)
@@ -141,15 +141,15 @@ class Evaluation(EvaluationJobs):
         self.stages[stage] = round(now - self.last_mark, 3)
         self.last_mark = now
 
-    def calibrator(self, parties: list[Party]) -> tuple[Party, Any]:
-        """A job on a server of its own that never imports the candidate: the no-op trials of a paired retry
-        (timed_batches.TimedBatches.pair), with its thread counter."""
+    def calibrator(self, parties: list[Party]) -> tuple[Party, Server]:
+        """A job on a server of its own that never imports the candidate: the no-op trials of a paired batch
+        (timed_batches.TimedBatches.pair), with its server (its threads counted, its job stopped to be read)."""
         server = self.servers.enter_context(self.pool.server())
         party = self.open(server, "calibrator", parties, role="candidate_job:run", task_sources=self.tasks,
                           candidate_source="", rss_limit_mb=self.cfg.memory_limit_mb)
         party.expect("baseline")
         party.phase, party.deadline = "time", time.monotonic() + self.cfg.run_timeout_s
-        return party, server.threads
+        return party, server
 
     def compile_wanted(self) -> bool:
         wanted = self.cfg.time_compiled_ref if self.cfg.time_compiled_ref is not None else self.cfg.backend != "cpu"

@@ -18,7 +18,7 @@ from hipforge.execution import op_trace
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import DeviceLock, Phases, device_key
 from hipforge.execution.outputs_check import OutputCheck, shipped
-from hipforge.execution.pairing import CandidateCpu, PairedReference, warm_up
+from hipforge.execution.pairing import CandidateCpu, PairedReference, stamp, warm_up
 from hipforge.execution.party import Party
 from hipforge.execution.rulings import Rulings, wrong
 from hipforge.execution.timed_batches import TimedBatches
@@ -51,8 +51,8 @@ class Judge(TimedBatches, Rulings):
         self.device, self.written = device, written
         # who has the device in each phase: timed ones alone, the rest beside other evaluations' untimed work
         self.phases = phases or Phases(DeviceLock(device_key(cfg.backend)), cfg.backend)
-        # opens a job that never imports the candidate (its party, its thread counter): a batch timed again
-        # is paired with its no-op trials, one before each timed trial
+        # opens a job that never imports the candidate (its party, its server): a batch timed again (on cpu,
+        # every batch) is paired with its no-op trials, one before each timed trial
         self.calibrator = calibrator
         self.paired: tuple[Party, Any] | None = None
         # cpu: the reference's timed trials alternate with the candidate's (pairing.py; freeze stops the
@@ -84,21 +84,22 @@ class Judge(TimedBatches, Rulings):
                 self.noop_trial(self.cand, self.threads, reps)
         self.known_threads = set(self.threads())
 
-    def noop_trial(self, party: Party, threads: Any, reps: int) -> None:
+    def noop_trial(self, party: Party, threads: Any, reps: int,
+                   reading: Callable[[], AbstractContextManager[float]] | None = None) -> None:
         """One calibration trial: the protocol around the no-op forward, in a process that has not imported
-        the candidate (the candidate's own before its import, or the calibrator)."""
+        the candidate (the candidate's own before its import, or the calibrator). ``reading``: cpu, the
+        calibrator's job stopped, its CPU time read, as the candidate's timed trial is (its round's no-op)."""
         party.ask({"op": "prepare", "size": 0, "noop": True, "meta": self.meta[0]}, "prepared")
         if self.cpu:  # cpu: warm, as the timed trials' forwards are (pairing.warm_up)
             warm_up(party, 0)
-        cpu = self.cpu if party is self.cand else None
-        cpu_before = cpu.stamp() if cpu else 0.0
+        cpu_before = stamp(reading) if reading else 0.0
         started = time.monotonic()
         returned = party.ask({"op": "go", "size": 0, "seed": fresh(), "reps": reps}, "returned")
         threads()  # as in every trial: the count's own cost is part of the protocol's overhead
         party.ask({"op": "commit", "key": fresh()}, "committed")
         self.clock.add(reps, (time.monotonic() - started) * 1e3, calibrating=True)
-        if cpu:
-            cpu.noop.setdefault(reps, []).append(cpu.stamp() - cpu_before)
+        if reading and self.cpu:
+            self.cpu.noop.append((reps, stamp(reading) - cpu_before))
         self.clock.add_noop_report(reps, float(returned.get("ms", 0.0)) / reps)
         party.ask({"op": "drop"}, "dropped")
 

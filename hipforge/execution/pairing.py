@@ -22,8 +22,9 @@ kernel's clock of its processes, with the job stopped before and after the trial
 slice is accounted only when it stops). That reading holds the protocol too (input draws, copies, checksums:
 more CPU than a small kernel's forward), so the candidate's own claim for its forwards is taken, as precise as
 the reference's, as long as the reading does not contradict it: a claim below the batch's cheapest reading less
-the protocol's typical cost (the no-op trials' median) is replaced by that bound. Its process cannot start
-another to hide work in (the sandbox's no_processes).
+the batch's cheapest no-op trial is replaced by that bound. The no-op trials are the calibrator's, one per round
+(since paired-cpu-time-v5), read from outside as the candidate's trials are, so both minima come from the same
+window. The candidate's process cannot start another to hide work in (the sandbox's no_processes).
 
 Both sides' timed forwards are warm, each right after an untimed forward: the reference's on the trial's
 inputs, in its own process; the candidate's on throwaway inputs (warm_up), before its reading's first stop, so
@@ -105,44 +106,60 @@ def frozen(jobs: Jobs) -> Iterator[float]:
         _signal(sorted(seen), signal.SIGCONT)
 
 
+def stamp(freeze: Callable[[], AbstractContextManager[float]]) -> float:
+    """A job's CPU time (ms), read with it stopped."""
+    with freeze() as cpu_ms_now:
+        return cpu_ms_now
+
+
 @dataclass
 class CandidateCpu:
     """The candidate's CPU time per trial (go -> committed: its forwards, their input draws, the copies and
-    checksums of their outputs), each end read with its job stopped; the same around the no-op forward before
-    the candidate was imported (the protocol's own cost); and what the candidate's process says its forwards
-    alone cost in CPU time, read as the reference reads its own."""
+    checksums of their outputs), each end read with its job stopped; the same around each round's no-op forward
+    in the calibrator (the protocol's own cost, in the same window); and what the candidate's process says its
+    forwards alone cost in CPU time, read as the reference reads its own."""
 
     freeze: Callable[[], AbstractContextManager[float]]
-    noop: dict[int, list[float]] = field(default_factory=dict)  # R -> CPU ms of no-op trials
+    noop: list[tuple[int, float]] = field(default_factory=list)  # this batch's no-op trials: (R, CPU ms read)
     timed: list[tuple[int, float, float]] = field(default_factory=list)  # this batch's (R, CPU ms read, claimed)
 
     def stamp(self) -> float:
-        with self.freeze() as cpu_ms_now:
-            return cpu_ms_now
+        return stamp(self.freeze)
 
-    def protocol(self, reps: int) -> float:
-        """The protocol's typical CPU time: the no-op trials' median (their first trials pay for lazy set-up,
-        so their dearest is no bound)."""
-        return statistics.median(self.noop[reps])
+    def restart(self) -> None:
+        """A batch timed again is weighed against its own rounds' no-op trials alone."""
+        self.noop.clear()
+        self.timed.clear()
 
-    def spread(self, reps: int) -> float:
-        """How far the protocol's typical CPU time sits above its cheapest: about what a claim can understate a
-        forward by on the fastest trial without the parent's reading contradicting it."""
-        return self.protocol(reps) - min(self.noop[reps])
+    def protocol(self) -> float:
+        """The protocol's cost per forward: the batch's cheapest no-op trial. Taken in the calibrator, round by
+        round beside the timed trials (same window, same load), so it moves with the readings it is
+        subtracted from; the calibration before the import was minutes earlier, under other load, and its
+        median sat 0.13 ms below one batch's readings, more than relu's whole forward."""
+        return min(ms / reps for reps, ms in self.noop)
+
+    def spread(self) -> float:
+        """How far the batch's typical no-op trial sits above its cheapest, per forward: the protocol's jitter
+        in this window, for the record."""
+        return statistics.median(ms / reps for reps, ms in self.noop) - self.protocol()
 
     def forwards(self) -> list[float]:
         """Per forward: the candidate's own claim (as precise as the reference's reading: the forward alone),
-        but never less than the batch's cheapest reading beyond the protocol's typical cost, so a lie about
-        the time (a patched timer, a native clock hook) gains about the protocol's spread at most. The bound
-        is the batch's, not each trial's: a trial whose protocol ran dear (its copies and checksums after a
-        kernel that left the caches cold cost more than after the no-op) would replace an honest claim by
-        its own reading, and that reading's jitter (tenths of a ms) is more than a small kernel's forward."""
+        but never less than the batch's cheapest reading beyond the batch's cheapest no-op trial. Both are trials
+        of the same protocol in the same rounds, and the no-op runs in the calibrator, which never imports the
+        candidate, while the candidate's job is stopped: nothing the candidate does makes a no-op dearer. So a
+        lie about the time (a patched timer, a native clock hook) gains at most the no-op's cheapest less the
+        candidate protocol's cheapest, which is no more than the range of that window's protocol trials (their
+        typical spread, median over cheapest, goes in the record). At one forward a trial that range is tenths
+        of a ms on the cpu backend, more than a small kernel's forward; R forwards a trial share it. The bound
+        is the batch's, not each trial's: a trial whose protocol ran dear would replace an honest claim by its
+        own reading, and that reading's jitter (tenths of a ms) is more than a small kernel's forward."""
         bound = self.bound()
         return [max(claimed / reps, bound, CPU_FLOOR_MS) for reps, _, claimed in self.timed]
 
     def bound(self) -> float:
-        """The batch's cheapest reading beyond the protocol's typical cost, per forward."""
-        return min((read - self.protocol(reps)) / reps for reps, read, _ in self.timed)
+        """The batch's cheapest reading beyond the protocol's cost, per forward."""
+        return min(read / reps for reps, read, _ in self.timed) - self.protocol()
 
     def bounded(self) -> int:
         """How many of the batch's claims the bound replaced, for the record: a speedup set by the bound
@@ -152,7 +169,7 @@ class CandidateCpu:
 
 
 def warm_up(party: Party, size: int) -> None:
-    """cpu: the forward of the trial about to be read (a timed one, or calibration's no-op) called once untimed,
+    """cpu: the forward of the trial about to be read (a timed one, or a no-op) called once untimed,
     before the reading's first stop, as the reference's timed call follows an untimed one. Each trial's forward
     was else the first since its process was stopped through the reference's trial (relu's cold forwards claimed
     0.045-0.12 ms of CPU within one batch, its warm ones 0.033-0.046 ms). On a fresh seed of the parent's:

@@ -45,9 +45,9 @@ class Rulings:
                             "timed_batches": self.timing_batches, "paired_calibration": self.paired is not None,
                             "peak_mb": self.peak_mb,
                             **self.clock.summary(self.timed_reps)}
-        if self.cpu and self.timed_reps in self.cpu.noop:  # the most a CPU-time claim could understate
-            result.integrity["cpu_protocol_spread_ms"] = round(self.cpu.spread(self.timed_reps), 4)
-            result.integrity["cpu_claims_bounded"] = self.cpu.bounded() if self.cpu.timed else 0
+        if self.cpu and self.cpu.noop and self.cpu.timed:  # about the most a CPU-time claim could understate
+            result.integrity["cpu_protocol_spread_ms"] = round(self.cpu.spread(), 4)
+            result.integrity["cpu_claims_bounded"] = self.cpu.bounded()
         self.out_of_order(failures)
         if "seed" in failures:
             self.incorrect_on_seeds(failures["seed"], result)

@@ -12,6 +12,7 @@ from typing import Any
 
 from hipforge.execution.config import EvalConfig
 from hipforge.execution.device_lock import Phases
+from hipforge.execution.pairing import Jobs, frozen
 from hipforge.execution.rulings import wrong
 from hipforge.execution.trials import Trial, TrialLog, compared_sample, timed_batch
 from hipforge.execution.verdict import Timing, Verdict, conclude
@@ -29,8 +30,8 @@ class TimedBatches:
     log: TrialLog
     clock: WallClock
     phases: Phases
-    calibrator: Callable[[], tuple[Any, Any]] | None
-    paired: tuple[Any, Any] | None
+    calibrator: Callable[[], tuple[Any, Jobs]] | None
+    paired: tuple[Any, Jobs] | None
     cand: Any  # the candidate's party
     reference: Any  # pairing.PairedReference on the cpu backend
     cpu: Any  # pairing.CandidateCpu on the cpu backend
@@ -57,13 +58,15 @@ class TimedBatches:
             self.log.reported.clear()  # a batch's times replace the batch's before it; the walls add up
             if self.reference:  # the cpu backend, where self.cpu is set too
                 self.reference.restart()
-                self.cpu.timed.clear()
+                self.cpu.restart()
             # cpu: no build beside the rounds, however many the cores (the cores first, as a retry takes them)
             with self.phases.retry() if self.reference else nullcontext():
                 self.run_timed(timed_batch(done + batches * cfg.timed_trials, cfg.timed_trials,
                                            cfg.timed_full_checks, reps, sample), failures)
             self.timed_reps, batches = reps, batches + 1
 
+        if self.reference:  # cpu: every batch's claims are bounded by no-op trials of its own rounds
+            self.pair()
         timed(self.timed_reps)
         while not wrong(failures) and (more := self.clock.rerun(self.timed_reps, self.reported_ms())):
             timed(more)
@@ -80,11 +83,11 @@ class TimedBatches:
         self.timing_batches = batches
 
     def pair(self) -> None:
-        """From here on the timed trials at the final R are weighed against no-op trials taken beside them, in
-        the calibrator: the calibration before the import was taken at another moment, and a machine busy
-        with other evaluations (their builds, their references' compiles) moves the protocol's cost by more
-        than a small kernel's whole forward, either way. The calibrator never imports the candidate, so
-        nothing the candidate does inside its own process reaches these no-op trials."""
+        """From here on (on the cpu backend, from the first batch) the timed trials are weighed against no-op
+        trials taken beside them, in the calibrator: the calibration before the import was taken at another
+        moment, and a machine busy with other evaluations (their builds, their references' compiles) moves the
+        protocol's cost by more than a small kernel's whole forward, either way. The calibrator never imports
+        the candidate, so nothing the candidate does inside its own process reaches these no-op trials."""
         if self.paired is None and self.calibrator is not None:
             self.paired = self.calibrator()
             self.clock.restart(self.timed_reps)
@@ -100,7 +103,7 @@ class TimedBatches:
         with self.holding(self.phases.timed()):
             for trial in batch:
                 if self.paired:
-                    self.noop_trial(*self.paired, trial.reps)
+                    self.paired_noop(*self.paired, trial.reps)
                 if self.reference:
                     self.reference.trial()
                 committed.append((trial, *self.candidate_side(trial)))
@@ -110,6 +113,16 @@ class TimedBatches:
                 why = self.compared(trial, sums, files)
             if why and trial.purpose not in failures:
                 failures[trial.purpose] = (trial, why)
+
+    def paired_noop(self, party: Any, jobs: Jobs, reps: int) -> None:
+        """The round's no-op trial in the calibrator. cpu: read from outside as the candidate's trial is, with
+        the candidate's job stopped meanwhile (as through the reference's trial), so nothing it runs can make
+        the no-op dearer and lower the bound on its claims."""
+        if not self.cpu:
+            self.noop_trial(party, jobs.threads, reps)
+            return
+        with self.cpu.freeze():
+            self.noop_trial(party, jobs.threads, reps, lambda: frozen(jobs))
 
     def one_worker(self, on: bool) -> None:
         """cpu: the candidate's launches run on one worker thread while its trials are timed (cpu/workers.py),

@@ -210,14 +210,7 @@ __global__ void __launch_bounds__(256) {name}_gemm_mma(const float* __restrict__
         for (int i = 0; i < FM; ++i)
             #pragma unroll
             for (int j = 0; j < FN; ++j) {{
-#if HF_MMA_ENGINE == 1
-                wmma::store_matrix_sync(st, acc[i][j], 16, wmma::mem_row_major);
-                __syncwarp();
-#else
-                #pragma unroll
-                for (int q = 0; q < 4; ++q) st[(4 * lane_k + q) * 16 + lane_m] = acc[i][j][q];
-                hf_wave_sync();
-#endif
+                hf_mma_stage(st, acc[i][j]);
                 for (int e = member; e < 16 * 16; e += GS) {{
                     const int64_t mo = m0 + gm + 16 * i + e / 16;
                     const int oc = n0 + gn + 16 * j + e % 16;
@@ -227,11 +220,7 @@ __global__ void __launch_bounds__(256) {name}_gemm_mma(const float* __restrict__
                         {store}
                     }}
                 }}
-#if HF_MMA_ENGINE == 1
-                __syncwarp();
-#else
-                hf_wave_sync();
-#endif
+                hf_group_sync();
             }}
     }}
 }}

@@ -34,7 +34,8 @@ MMA_TILE = GemmTile(128, 128, 16, 1, 1)  # BM x BN x BK; tm/tn unused: the fragm
 MMA_THREADS = 256  # 4 wavefronts of 64 lanes, each a 64 x 64 tile; or 8 warps of 32, each 64 x 32
 
 # the candidate carries these once (emit/candidate.py) for every kernel that calls hf_tf32_split: the GEMM's, the
-# implicit-GEMM conv's (conv_gemm.py); hf_tf32_mma adds a x b to acc at fp32 accuracy, hf_mfma_16x16x4 one MFMA step
+# implicit-GEMM conv's (conv_gemm.py); hf_tf32_mma adds a x b to acc at fp32 accuracy, hf_mfma_16x16x4 one MFMA step;
+# hf_mma_stage and hf_group_sync are either engine's
 MMA_HELPERS = """#if defined(__NVCC__)
 #define HF_MMA_ENGINE 1  // NVIDIA tensor cores, 3xTF32 (gemm_mma.py)
 #elif defined(__HIP__)
@@ -60,6 +61,15 @@ __device__ __forceinline__ void hf_tf32_mma(Acc& acc, const FragA& a_hi, const F
     nvcuda::wmma::mma_sync(acc, a_hi, b_lo, acc);
     nvcuda::wmma::mma_sync(acc, a_hi, b_hi, acc);
 }
+
+__device__ __forceinline__ void hf_group_sync() { __syncwarp(); }
+
+// a fragment into the group's 16 x 16 row-major stage, seen by all its lanes once this returns
+template <typename Acc>
+__device__ __forceinline__ void hf_mma_stage(float* st, const Acc& acc) {
+    nvcuda::wmma::store_matrix_sync(st, acc, 16, nvcuda::wmma::mem_row_major);
+    hf_group_sync();
+}
 #elif HF_MMA_ENGINE == 2
 #if defined(__clang__)
 typedef float hf_f32x4 __attribute__((ext_vector_type(4)));
@@ -83,7 +93,7 @@ __device__ __forceinline__ hf_f32x4 hf_mfma_16x16x4(float a, float b, hf_f32x4 c
 }
 
 // a wavefront's shared-memory writes seen by its other lanes
-__device__ __forceinline__ void hf_wave_sync() {
+__device__ __forceinline__ void hf_group_sync() {
 #if defined(__HIP_DEVICE_COMPILE__)
     __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront");
     __builtin_amdgcn_wave_barrier();
@@ -91,6 +101,15 @@ __device__ __forceinline__ void hf_wave_sync() {
 #elif !defined(__HIP__)
     __syncwarp();  // the cpu backend's tests: one warp of 64 lanes
 #endif
+}
+
+// a fragment into the wavefront's 16 x 16 row-major stage (lane l holds rows 4 * (l / 16) + p of column l % 16),
+// seen by all its lanes once this returns
+__device__ __forceinline__ void hf_mma_stage(float* st, const hf_f32x4& acc) {
+    const int lane = threadIdx.x % 64;
+#pragma unroll
+    for (int p = 0; p < 4; ++p) st[(4 * (lane / 16) + p) * 16 + lane % 16] = acc[p];
+    hf_group_sync();
 }
 #endif
 """
@@ -200,14 +219,7 @@ gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const 
     for (int i = 0; i < FM; ++i)
 #pragma unroll
         for (int j = 0; j < FN; ++j) {
-#if HF_MMA_ENGINE == 1
-            wmma::store_matrix_sync(st, acc[i][j], 16, wmma::mem_row_major);
-            __syncwarp();
-#else
-#pragma unroll
-            for (int p = 0; p < 4; ++p) st[(4 * lane_k + p) * 16 + lane_m] = acc[i][j][p];
-            hf_wave_sync();
-#endif
+            hf_mma_stage(st, acc[i][j]);
             for (int e = member; e < 16 * 16; e += G) {
                 const int row = row0 + gm + 16 * i + e / 16, col = col0 + gn + 16 * j + e % 16;
                 if (row >= M || col >= N) continue;
@@ -216,11 +228,7 @@ gemm_mma_kernel(const float* __restrict__ A, const float* __restrict__ B, const 
                 const int64_t at = (int64_t)row * N + col;
                 C[at] = !whole ? st[e] : epi(kept ? st[e] + (bias ? bias[col] : 0.0f) : 0.0f, c0 + at, col);
             }
-#if HF_MMA_ENGINE == 1
-            __syncwarp();
-#else
-            hf_wave_sync();
-#endif
+            hf_group_sync();
         }
 }
 #endif

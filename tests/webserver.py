@@ -45,6 +45,9 @@ def dagster_webserver(home: Path, env: dict[str, str], daemon: bool = False,
     bin_dir = Path(sys.executable).parent
     commands = {"webserver": [str(bin_dir / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port)],
                 "daemon": [str(bin_dir / "dagster-daemon"), "run"]}
+    if daemon:  # both servers would otherwise create a fresh instance's storage at once (two alembic heads)
+        subprocess.run([sys.executable, "-c", "import dagster; dagster.DagsterInstance.get().dispose()"],
+                       cwd=home, env=full_env, check=True, timeout=300)
     procs = []
     for name in ["webserver", "daemon"] if daemon else ["webserver"]:
         with _log(home, name) as log:  # the child keeps its own copy of the file

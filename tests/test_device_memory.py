@@ -154,9 +154,9 @@ def test_an_evaluation_holds_its_share_of_the_device_while_it_runs(monkeypatch: 
             yield
         events.append("released")
 
-    def finish(self: Evaluation, parties: list, servers: tuple) -> dict:  # noqa: ANN001
+    def finish(self: Evaluation, parties: list) -> dict:  # noqa: ANN001
         events.extend(f"{p.name} exited" for p in parties)
-        return real_finish(self, parties, servers)
+        return real_finish(self, parties)
 
     monkeypatch.setattr(device_memory.DEVICE_MEMORY, "hold", recording)
     monkeypatch.setattr(Evaluation, "finish", finish)

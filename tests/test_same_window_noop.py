@@ -1,7 +1,7 @@
-"""The cpu backend bounds the candidate's CPU-time claims by no-op trials of the same rounds (paired-cpu-time-v5,
-hipforge/execution/pairing.py): each round's no-op runs in the calibrator, read from outside as the candidate's
-trial is, with the candidate's job stopped; the calibration before the import, minutes earlier under other
-load, is no longer subtracted."""
+"""The cpu backend bounds the candidate's CPU-time claims by no-op trials of the same rounds (since
+paired-cpu-time-v5, hipforge/execution/pairing.py): each round's no-op runs in the calibrator, read from outside
+as the candidate's trial is, with the candidate's job stopped; the calibration before the import, minutes
+earlier under other load, is no longer subtracted."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from hipforge.execution import judge as judge_module
 from hipforge.execution import pairing
 from hipforge.execution.judge import Judge
 from hipforge.execution.pairing import STOPPED, CandidateCpu
+from hipforge.execution.timed_batches import TimedBatches
 from hipforge.execution.verdict import EvalResult, Verdict
 from tests.test_paired_timing import PLAIN
 from tests.test_trust_boundary import around
 
 LOAD_MS = 0.5  # CPU the protocol costs more per trial once the calibration is done: far above relu's forward
+GAP_MS = 5.0  # one batch's candidate readings above its no-op trials: far above the protocol's own jitter
 
 
 def _loaded_after_calibration(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
@@ -96,3 +98,43 @@ def test_a_lie_gains_at_most_how_far_the_two_minima_of_one_protocol_fall_apart()
         gain = 0.2 - min(cpu.forwards())
         assert gain == pytest.approx(min(noop) - min(own))
         assert gain <= max(noop) - min(noop)
+
+
+def test_a_claim_within_the_no_op_spread_below_the_bound_stands() -> None:
+    """The bound is a difference of two noisy minima: a claim below it by less than the window's no-op spread
+    is not contradicted (an honest relu's claims sat there on loaded cores), one below it by more is replaced
+    by the bound. So a lie gains at most the gap between the minima plus the spread."""
+    protocol = [1.06, 1.00, 1.10, 1.03]  # spread: median 1.045 over the cheapest 1.00
+    cpu = CandidateCpu(freeze=lambda: None)  # type: ignore[arg-type,return-value]
+    cpu.noop = [(1, ms) for ms in protocol]
+    cpu.timed = [(1, p + 0.2, claim) for p, claim in zip(protocol, (0.2, 0.16, 0.15, 0.0), strict=True)]
+    assert cpu.bound() == pytest.approx(0.2) and cpu.spread() == pytest.approx(0.045)
+    assert cpu.forwards() == pytest.approx([0.2, 0.16, 0.2, 0.2]) and cpu.bounded() == 2
+    assert 0.2 - min(cpu.forwards()) <= cpu.spread()
+
+
+def test_a_batch_whose_readings_contradicted_every_honest_claim_is_timed_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first batch's candidate readings each hold GAP_MS more than the no-op trials beside them (as a
+    sibling thread's load, landing in one job's CPU time alone, once made them): every honest claim is below
+    that batch's bound. The batch is timed again, and the next one's readings no longer contradict them."""
+    run_timed, ask, cpu_ms = TimedBatches.run_timed, judge_module.Party.ask, pairing.cpu_ms
+    batches, load = [0], [0.0]
+
+    def counted(self: TimedBatches, *args: Any) -> None:
+        batches[0] += 1
+        run_timed(self, *args)
+
+    def asked(self: judge_module.Party, message: dict[str, Any], expect: str) -> dict[str, Any]:
+        if batches[0] == 1 and self.name == "candidate" and message.get("op") == "commit":
+            load[0] += GAP_MS
+        return ask(self, message, expect)
+
+    monkeypatch.setattr(TimedBatches, "run_timed", counted)
+    monkeypatch.setattr(judge_module.Party, "ask", asked)
+    monkeypatch.setattr(pairing, "cpu_ms", lambda pids: cpu_ms(pids) + load[0])
+    result = around("relu", "return honest(self, x)", config=PLAIN)
+    assert result.verdict == Verdict.CORRECT, result.message
+    fastest, bounded = _claims(result)
+    assert result.integrity["timed_batches"] >= 2 and load[0] == GAP_MS * PLAIN.timed_trials
+    assert fastest < GAP_MS / 2 and bounded < PLAIN.timed_trials, (fastest, bounded)

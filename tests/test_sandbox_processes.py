@@ -59,7 +59,10 @@ def _probe(no_processes: bool, marker: str, i386: bool = False) -> dict:
 def _tries(marker: str, no_processes: bool, i386: bool) -> dict:
     import threading
 
-    libc = ctypes.CDLL(None, use_errno=True)
+    # PyDLL: the GIL stays held through each call. A raw fork syscall skips Python's after-fork handling, so
+    # under ctypes.CDLL (GIL released for the call) a child forked while another thread of the pytest worker
+    # held the GIL waited for it forever
+    libc = ctypes.PyDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     seen: dict = {}
     done: list[int] = []
@@ -71,9 +74,8 @@ def _tries(marker: str, no_processes: bool, i386: bool) -> dict:
     seen["threads"] = sorted(done)
 
     def child_ran(r: int) -> None:
-        if r == 0:  # the child (only if the filter let it be made)
-            with open(marker, "a") as f:
-                f.write("ran\n")
+        if r == 0:  # the child (only if the filter let it be made): no text I/O, whose codec lookup may import
+            os.write(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_APPEND), b"ran\n")
             os._exit(0)
         if r > 0:
             os.waitpid(r, 0)

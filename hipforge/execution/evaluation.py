@@ -56,7 +56,7 @@ class Evaluation(EvaluationJobs):
                                       if k not in own and v not in (None, "", [], {}) and not getattr(c.result, k)})
             result = c.result
         finally:
-            exits = {**self.exits, **self.finish(parties, (ref_server, cand_server))}
+            exits = {**self.exits, **self.finish(parties)}
             self.servers.close()
         result.output_tail = cand_server.tail() if cand_server.alive() else result.output_tail
         result.integrity["stages_s"] = self.stages
@@ -89,7 +89,7 @@ class Evaluation(EvaluationJobs):
                 ref.deadline = time.monotonic() + cfg.compile_timeout_s  # the wait for memory is not its time
                 self.judged(ref, cand_server, phases, result, parties)
             finally:  # its processes hold their device memory until they exit: the hold ends after them
-                self.exits = self.finish(parties, (ref_server, cand_server))
+                self.exits = self.finish(parties)
 
     def judged(self, ref: Party, cand_server: Server, phases: Phases, result: EvalResult,
                parties: list[Party]) -> None:

@@ -79,7 +79,7 @@ class EvaluationJobs:
                               record_writes=True, rss_limit_mb=cfg.memory_limit_mb, env={CANARY: self.canary})
             self.prebuilt = self.import_candidate(party, "imported")["builds"]
         finally:
-            self.escapes = self.finish(parties, (server,)).get("candidate", {}).get("writes") or []
+            self.escapes = self.finish(parties).get("candidate", {}).get("writes") or []
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
 
@@ -98,10 +98,10 @@ class EvaluationJobs:
                 yield self.open(server, role.split(":")[1], parties, role=role, cache_writable=True,
                                 record_writes=True, rss_limit_mb=self.cfg.reference_memory_limit_mb, **job)
             finally:
-                self.finish(parties, (server,))
+                self.finish(parties)
                 seal(Path(self.cfg.cache_dir))
 
-    def finish(self, parties: list[Party], servers: tuple[Server, ...]) -> dict[str, dict[str, Any]]:
+    def finish(self, parties: list[Party]) -> dict[str, dict[str, Any]]:
         """Quit every job and collect its exit (with the writes and processes its recorder refused). A job
         that does not quit in time is killed, so that its server still reports its exit; only a server that
         does not report it either is taken down, and that job's exit is then {} (unread)."""

@@ -22,9 +22,11 @@ kernel's clock of its processes, with the job stopped before and after the trial
 slice is accounted only when it stops). That reading holds the protocol too (input draws, copies, checksums:
 more CPU than a small kernel's forward), so the candidate's own claim for its forwards is taken, as precise as
 the reference's, as long as the reading does not contradict it: a claim below the batch's cheapest reading less
-the batch's cheapest no-op trial is replaced by that bound. The no-op trials are the calibrator's, one per round
-(since paired-cpu-time-v5), read from outside as the candidate's trials are, so both minima come from the same
-window. The candidate's process cannot start another to hide work in (the sandbox's no_processes).
+the batch's cheapest no-op trial, by more than the no-op trials' spread, is replaced by that bound (and a batch
+whose readings contradict every claim is timed again: TimedBatches.every_claim_contradicted). The no-op trials
+are the calibrator's, one per round (since paired-cpu-time-v5), read from outside as the candidate's trials are,
+so both minima come from the same window. The candidate's process cannot start another to hide work in (the
+sandbox's no_processes).
 
 Both sides' timed forwards are warm, each right after an untimed forward: the reference's on the trial's
 inputs, in its own process; the candidate's on throwaway inputs (warm_up), before its reading's first stop, so
@@ -140,32 +142,39 @@ class CandidateCpu:
 
     def spread(self) -> float:
         """How far the batch's typical no-op trial sits above its cheapest, per forward: the protocol's jitter
-        in this window, for the record."""
+        in this window, and so how finely the bound can tell one forward's cost from another's."""
         return statistics.median(ms / reps for reps, ms in self.noop) - self.protocol()
 
     def forwards(self) -> list[float]:
         """Per forward: the candidate's own claim (as precise as the reference's reading: the forward alone),
-        but never less than the batch's cheapest reading beyond the batch's cheapest no-op trial. Both are trials
-        of the same protocol in the same rounds, and the no-op runs in the calibrator, which never imports the
-        candidate, while the candidate's job is stopped: nothing the candidate does makes a no-op dearer. So a
-        lie about the time (a patched timer, a native clock hook) gains at most the no-op's cheapest less the
-        candidate protocol's cheapest, which is no more than the range of that window's protocol trials (their
-        typical spread, median over cheapest, goes in the record). At one forward a trial that range is tenths
-        of a ms on the cpu backend, more than a small kernel's forward; R forwards a trial share it. The bound
-        is the batch's, not each trial's: a trial whose protocol ran dear would replace an honest claim by its
-        own reading, and that reading's jitter (tenths of a ms) is more than a small kernel's forward."""
+        unless the batch's readings contradict it, and then the bound (the batch's cheapest reading beyond the
+        batch's cheapest no-op trial). Both are trials of the same protocol in the same rounds, and the no-op
+        runs in the calibrator, which never imports the candidate, while the candidate's job is stopped: nothing
+        the candidate does makes a no-op dearer. The bound is itself a difference of two noisy minima taken in
+        two processes, so a claim contradicts it only when it lies below the bound by more than the window's
+        no-op spread (contradicts()). An honest small kernel's claim sat below the bound in every trial of a
+        batch on loaded cores (relu: claims 0.03-0.06 ms, bound 0.085 ms, no-op spread 0.2 ms), and replacing
+        it put the protocol's jitter in place of the kernel's time. So a lie about the time (a patched timer, a
+        native clock hook) gains at most that gap between the minima plus the spread (both in the record); a
+        forward well above the protocol's jitter is held to its cost within them. The bound is the batch's,
+        not each trial's: a trial whose protocol ran dear would replace an honest claim by its own reading."""
         bound = self.bound()
-        return [max(claimed / reps, bound, CPU_FLOOR_MS) for reps, _, claimed in self.timed]
+        return [bound if self.contradicts(claimed / reps, bound) else max(claimed / reps, CPU_FLOOR_MS)
+                for reps, _, claimed in self.timed]
 
     def bound(self) -> float:
-        """The batch's cheapest reading beyond the protocol's cost, per forward."""
-        return min(read / reps for reps, read, _ in self.timed) - self.protocol()
+        """The batch's cheapest reading beyond the protocol's cost, per forward (never below the floor)."""
+        return max(min(read / reps for reps, read, _ in self.timed) - self.protocol(), CPU_FLOOR_MS)
+
+    def contradicts(self, claim: float, bound: float) -> bool:
+        """Whether a claim per forward lies below what the readings can resolve: the bound less the spread."""
+        return claim < bound - self.spread()
 
     def bounded(self) -> int:
         """How many of the batch's claims the bound replaced, for the record: a speedup set by the bound
         follows the protocol's jitter rather than the candidate's own clock."""
         bound = self.bound()
-        return sum(claimed / reps < bound for reps, _, claimed in self.timed)
+        return sum(self.contradicts(claimed / reps, bound) for reps, _, claimed in self.timed)
 
 
 def warm_up(party: Party, size: int) -> None:

@@ -19,8 +19,9 @@ _MACHINE_FIELDS = {"cache_dir", "sandbox_uid", "max_processes", "isolation", "pr
 # what a backend's stored times mean, named so a change of meaning is never reused as the same: cpu speedups
 # are paired rounds in one window (pairing.py) since issue 22, in CPU time since v2 (v1 timed walls), each side
 # on one thread since v3, the candidate's forward warm since v4, its claims bounded by no-op trials of the same
-# rounds since v5; before, a reference timed in another window
-TIMING_PROTOCOL = {"cpu": "paired-cpu-time-v5"}
+# rounds since v5, contradicted only beyond their spread (a batch contradicted throughout timed again) since v6;
+# before, a reference timed in another window
+TIMING_PROTOCOL = {"cpu": "paired-cpu-time-v6"}
 
 
 @cache

@@ -48,7 +48,11 @@ def test_rep_seeds_start_at_the_go_seed_and_are_distinct() -> None:
 
 
 def test_allowed_reps_by_backend_and_memory() -> None:
-    assert allowed_reps(EvalConfig(backend="cpu"), 1024) == (1,)  # the cpu backend keeps one forward
+    # the cpu backend starts at one forward and may take more where its readings call for it ...
+    assert allowed_reps(EvalConfig(backend="cpu"), 1024) == REPS
+    assert WallClock(EvalConfig(backend="cpu"), REPS).before_import() == (1,)  # ... calibrated beside them
+    assert WallClock(EvalConfig(backend="cpu"), REPS).choose(1e-6) == 1  # its walls choose no R
+    assert allowed_reps(EvalConfig(backend="cpu", reps_target_ms=0.0), 1024) == (1,)  # one forward, as asked
     assert allowed_reps(EvalConfig(backend="cuda"), 1024) == REPS
     assert allowed_reps(EvalConfig(backend="cuda"), 100 * MB) == (1, 4)  # 16 x 100 MB is over 512 MB
     assert allowed_reps(EvalConfig(backend="cuda"), 600 * MB) == (1,)

@@ -20,9 +20,9 @@ from hipforge.execution.evaluate import evaluate
 from hipforge.translate import GenParams, generate
 from hipforge.translate.params import GEMM_ENGINES
 from tests.test_translate_conv_epilogue import CASES as CONV_CASES
+from tests.test_translate_conv_epilogue import task as epilogue_task
 from tests.test_translate_gemm import _check, needs_gate, task
 from tests.test_translate_gemm_epilogue import CASES as GEMM_EPILOGUE_CASES
-from tests.test_translate_gemm_epilogue import SPLIT
 
 MMA = GenParams(gemm_engine="mma")
 TRANS_B_BIAS = task("self.fc(a)", "[torch.rand(3, 5, 36)]", init="self.fc = nn.Linear(p[0], p[1])",
@@ -83,6 +83,9 @@ def test_mma_candidate_builds_with_the_cuda_backends_nvcc():
 
 
 WMMA = Path(__file__).parent / "kernels" / "wmma_emulation.h"
+# split-K with an epilogue at a K short enough to emulate quickly: the cpu runtime's 256 compute units still
+# split its one tile's K into 4 slices (gemm._launch's idle-units rule)
+SPLIT = epilogue_task("self.fc = nn.Linear(1100, 12)", "return torch.tanh(self.fc(x)) + 0.25", "[torch.rand(5, 1100)]")
 TENSOR_CORE_CASES = {"triu_odd": TRIU_ODD, "bmm_residual": GEMM_EPILOGUE_CASES["bmm_residual_clamp"],
                      "split_k_epilogue": SPLIT, "conv_epilogue": CONV}
 

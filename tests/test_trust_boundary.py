@@ -44,7 +44,8 @@ def _clean_outside():
 def test_honest_baseline_is_correct() -> None:
     result = around("relu", "return honest(self, x)")
     assert result.verdict == Verdict.CORRECT, result.message
-    assert result.integrity["checked"]["timed"] == CONFIG.timed_trials  # every timed trial checked
+    # every timed trial checked, of each batch (a batch is timed again where the readings call for it)
+    assert result.integrity["checked"]["timed"] == CONFIG.timed_trials * result.integrity["timed_batches"]
     assert "write-recorder" in result.isolation
 
 

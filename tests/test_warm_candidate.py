@@ -62,7 +62,7 @@ def test_each_timed_and_noop_trial_follows_a_warm_up_outside_its_reading_on_othe
     monkeypatch.setattr(timed_batches.TimedBatches, "contradicted", lambda self: next(contradictions, None))
     result = around("relu", "return honest(self, x)", config=PLAIN)
     assert result.verdict == Verdict.CORRECT, result.message
-    assert result.integrity["timed_batches"] == 2 and result.integrity["paired_calibration"]
+    assert result.integrity["timed_batches"] >= 2 and result.integrity["paired_calibration"]
     read = ["prepare", "warm", "stamp", "go", "commit", "stamp"]
     timed = noop = 0
     for trial in _trials(seen, "candidate"):
@@ -78,9 +78,10 @@ def test_each_timed_and_noop_trial_follows_a_warm_up_outside_its_reading_on_othe
             timed += 1
         else:
             assert "warm" not in ops and "stamp" not in ops, ops
-    assert timed == 2 * PLAIN.timed_trials and noop == CALIBRATION_TRIALS  # cpu: R = 1 alone
+    batches = result.integrity["timed_batches"]
+    assert timed == batches * PLAIN.timed_trials and noop == CALIBRATION_TRIALS  # cpu: R = 1 alone, before import
     calibrator = _trials(seen, "calibrator")
-    assert len(calibrator) == 2 * PLAIN.timed_trials  # one no-op trial per round of both batches
+    assert len(calibrator) == batches * PLAIN.timed_trials  # one no-op trial per round of every batch
     for trial in calibrator:
         assert [op for op, _ in trial][:6] == read, trial
 

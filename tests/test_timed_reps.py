@@ -48,11 +48,7 @@ def test_rep_seeds_start_at_the_go_seed_and_are_distinct() -> None:
 
 
 def test_allowed_reps_by_backend_and_memory() -> None:
-    # the cpu backend starts at one forward and may take more where its readings call for it ...
-    assert allowed_reps(EvalConfig(backend="cpu"), 1024) == REPS
-    assert WallClock(EvalConfig(backend="cpu"), REPS).before_import() == (1,)  # ... calibrated beside them
-    assert WallClock(EvalConfig(backend="cpu"), REPS).choose(1e-6) == 1  # its walls choose no R
-    assert allowed_reps(EvalConfig(backend="cpu", reps_target_ms=0.0), 1024) == (1,)  # one forward, as asked
+    assert allowed_reps(EvalConfig(backend="cpu"), 1024) == (1,)  # the cpu backend keeps one forward
     assert allowed_reps(EvalConfig(backend="cuda"), 1024) == REPS
     assert allowed_reps(EvalConfig(backend="cuda"), 100 * MB) == (1, 4)  # 16 x 100 MB is over 512 MB
     assert allowed_reps(EvalConfig(backend="cuda"), 600 * MB) == (1,)
@@ -292,7 +288,8 @@ def test_trials_held_back_by_a_busy_machine_are_timed_again(monkeypatch: pytest.
     monkeypatch.setattr(Judge, "run_timed", held_back(Judge.run_timed, True))
     result = around("relu", "return honest(self, x)", config=ONE_FORWARD)
     assert result.verdict == Verdict.CORRECT, result.message
-    assert result.integrity["timed_reps"] == 1 and result.integrity["timed_batches"] == 2
+    # two at least: a batch whose readings contradict every cpu claim is timed again too
+    assert result.integrity["timed_reps"] == 1 and result.integrity["timed_batches"] >= 2
     assert result.integrity["paired_calibration"]
 
 

@@ -79,7 +79,7 @@ class Judge(TimedBatches, Rulings):
         forward that does nothing, at every R a timed trial may use, measured before the candidate is imported
         (so it cannot slow this down to hide work); then the thread count the candidate may not exceed (after
         the protocol itself has run, so whatever it starts lazily is known)."""
-        for reps in self.clock.before_import():
+        for reps in self.clock.reps:
             for _ in range(CALIBRATION_TRIALS):
                 self.noop_trial(self.cand, self.threads, reps)
         self.known_threads = set(self.threads())

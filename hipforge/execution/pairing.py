@@ -55,8 +55,6 @@ from hipforge.execution.verdict import EvalResult, Timing
 STOPPED = "TtZX"  # /proc states of a task that runs no more: stopped, traced, exiting
 FREEZE_WAIT_S = 1.0
 CPU_FLOOR_MS = 0.001  # the least CPU time a forward is taken to cost
-# the no-op spread, as a share of the bound, beyond which a claim below the bound is timed again at more forwards
-RESOLVED_SHARE = 0.25
 
 
 class Jobs(Protocol):
@@ -154,12 +152,11 @@ class CandidateCpu:
         runs in the calibrator, which never imports the candidate, while the candidate's job is stopped: nothing
         the candidate does makes a no-op dearer. The bound is itself a difference of two noisy minima taken in
         two processes, so a claim contradicts it only when it lies below the bound by more than the window's
-        no-op spread, and no more than RESOLVED_SHARE of the bound (contradicts()). An honest small kernel's
-        claim sat below the bound in every trial of a batch on loaded cores (relu: claims 0.03-0.06 ms, bound
-        0.085 ms, no-op spread 0.2 ms), and replacing it put the protocol's jitter in place of the kernel's
-        time; such a batch is timed again at more forwards a trial (TimedBatches.unresolved_reps). So a lie
-        about the time (a patched timer, a native clock hook) gains at most that gap between the minima plus
-        the smaller of the spread and that share of the bound (the spread is in the record). The bound is the batch's,
+        no-op spread (contradicts()). An honest small kernel's claim sat below the bound in every trial of a
+        batch on loaded cores (relu: claims 0.03-0.06 ms, bound 0.085 ms, no-op spread 0.2 ms), and replacing
+        it put the protocol's jitter in place of the kernel's time. So a lie about the time (a patched timer, a
+        native clock hook) gains at most that gap between the minima plus the spread (both in the record); a
+        forward well above the protocol's jitter is held to its cost within them. The bound is the batch's,
         not each trial's: a trial whose protocol ran dear would replace an honest claim by its own reading."""
         bound = self.bound()
         return [bound if self.contradicts(claimed / reps, bound) else max(claimed / reps, CPU_FLOOR_MS)
@@ -170,18 +167,8 @@ class CandidateCpu:
         return max(min(read / reps for reps, read, _ in self.timed) - self.protocol(), CPU_FLOOR_MS)
 
     def contradicts(self, claim: float, bound: float) -> bool:
-        """Whether a claim per forward lies below what the readings can resolve: the bound less the spread, or
-        less RESOLVED_SHARE of itself where the spread is wider (a small kernel's at one forward a trial, where
-        the spread was five times relu's forward and would have let any claim stand)."""
-        return claim < bound - min(self.spread(), RESOLVED_SHARE * bound)
-
-    def unresolved(self) -> bool:
-        """Whether the batch's readings leave a claim unconfirmed (below the bound) where their jitter is more
-        than RESOLVED_SHARE of the bound: a lie that deep inside the spread would gain more than that share of
-        the forward. A small kernel's at one forward a trial (relu: spread 0.1-0.3 ms, bound 0.04)."""
-        bound = self.bound()
-        return self.spread() > RESOLVED_SHARE * bound and any(claimed / reps < bound
-                                                              for reps, _, claimed in self.timed)
+        """Whether a claim per forward lies below what the readings can resolve: the bound less the spread."""
+        return claim < bound - self.spread()
 
     def bounded(self) -> int:
         """How many of the batch's claims the bound replaced, for the record: a speedup set by the bound

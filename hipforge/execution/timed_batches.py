@@ -72,18 +72,15 @@ class TimedBatches:
             timed(more)
         # a machine busy with other evaluations' builds and work can hold every trial of a batch back; a faked
         # clock is contradicted again in a later batch, timed once the builds in flight are done (and none start
-        # meanwhile), while an honest kernel's fastest walls come down. cpu: a batch whose readings cannot
-        # resolve its claims is timed at more forwards a trial instead
-        retries = 1
-        while retries < TIMED_BATCHES and not wrong(failures):
-            more = self.unresolved_reps()
-            if not (more or self.contradicted() or self.every_claim_contradicted()):
-                break
+        # meanwhile), while an honest kernel's fastest walls come down
+        at_final_reps = 1
+        while at_final_reps < TIMED_BATCHES and not wrong(failures) and (
+                self.contradicted() or self.every_claim_contradicted()):
             time.sleep(RETRY_PAUSE_S)
             self.pair()
             with nullcontext() if self.reference else self.phases.retry():
-                timed(more or self.timed_reps)
-            retries += 1
+                timed(self.timed_reps)
+            at_final_reps += 1
         self.timing_batches = batches
 
     def pair(self) -> None:
@@ -141,15 +138,6 @@ class TimedBatches:
 
     def contradicted(self) -> str | None:
         return self.clock.contradiction(self.reported_ms(), self.timed_reps)
-
-    def unresolved_reps(self) -> int | None:
-        """cpu: the most forwards per trial the memory allows, where this batch's readings cannot resolve its
-        claims (CandidateCpu.unresolved). The protocol's jitter per forward falls as R forwards share it (relu's
-        no-op trials: 0.1-0.3 ms apart at one forward, 0.02-0.03 ms a forward at 64), so a claim too short for
-        one forward's readings is timed where they resolve it, as a GPU's is (WallClock.rerun): a lie about the
-        time buys the precision that bounds it."""
-        most = self.clock.reps[-1]
-        return most if self.cpu and most > self.timed_reps and self.cpu.unresolved() else None
 
     def every_claim_contradicted(self) -> bool:
         """cpu: the batch's readings contradicted each of its claims. On two shared cores a whole batch of the

@@ -23,9 +23,8 @@ from hipforge.execution.config import EvalConfig
 CALIBRATION_TRIALS = 10
 REPS = (1, 4, 16, 64)  # the forwards per timed trial the parent may choose: each one is calibrated
 # R x the forward's wall the parent wants per timed trial: a few ms drown a GPU's per-trial noise. The cpu
-# backend's walls choose no R: their noise is per forward (on a shared 2-core machine the fastest no-op trial
-# at R = 64 ranged 24-40 ms between evaluations, 0.25 ms a forward); its CPU-time readings, bounding the claims,
-# take more forwards where they cannot resolve them (TimedBatches.unresolved_reps)
+# backend keeps one forward per trial: its noise is per forward, so R does not resolve it (on a shared
+# 2-core machine the fastest no-op trial at R = 64 ranged 24-40 ms between evaluations, 0.25 ms a forward)
 TARGET_MS = {"cpu": 0.0, "gpu": 2.0}
 # reported times must be at least this share of what the parent's clock saw; on the cpu backend honest
 # kernels were measured at a third of it (a 17.8 ms long-K matvec against a 53.5 ms fastest wall on a shared
@@ -53,11 +52,10 @@ def kind(cfg: EvalConfig) -> str:
 
 
 def allowed_reps(cfg: EvalConfig, bytes_per_rep: int) -> tuple[int, ...]:
-    """The R values this task may use: one forward where the config asks for no amortization, else every R
-    whose inputs and outputs (R sets of each, the most a trial could hold) fit in the memory cap. The cpu
-    backend's default target starts every task at one forward; it takes the most only where its readings
-    cannot resolve the claims (TimedBatches.unresolved_reps)."""
-    if cfg.reps_target_ms is not None and cfg.reps_target_ms <= 0:
+    """The R values this task may use: one forward where no amortization is wanted, else every R whose
+    inputs and outputs (R sets of each, the most a trial could hold) fit in the memory cap."""
+    target = cfg.reps_target_ms if cfg.reps_target_ms is not None else TARGET_MS[kind(cfg)]
+    if target <= 0:
         return (1,)
     cap = cfg.reps_memory_mb << 20
     return tuple(r for r in REPS if r == 1 or r * bytes_per_rep <= cap)
@@ -95,16 +93,8 @@ class WallClock:
         busy machine only ever adds delay, so the fastest of each is the closest to the truth)."""
         return (min(self.walls[reps]) - min(self.calibration[reps])) / reps
 
-    def before_import(self) -> tuple[int, ...]:
-        """The R values calibrated before the candidate is imported: those the parent's walls may choose. With
-        no target (the cpu backend's default) that is one forward; a batch at more is paired with no-op trials
-        of its own rounds, which calibrate that R (TimedBatches.pair)."""
-        return self.reps if self.target_ms > 0 else self.reps[:1]
-
     def choose(self, per_forward_ms: float) -> int:
         """The fewest calibrated forwards whose walls add up to the target (the most allowed if none do)."""
-        if self.target_ms <= 0:
-            return self.reps[0]
         for r in self.reps:
             if r * per_forward_ms >= self.target_ms:
                 return r
@@ -112,7 +102,7 @@ class WallClock:
 
     def first_choice(self) -> int:
         """R for the timed trials, from the single-forward trials so far at the task's size."""
-        return self.choose(self.per_forward(1) if self.walls.get(1) else 0.0)  # no walls: the most, if any
+        return self.choose(self.per_forward(1)) if self.walls.get(1) else self.reps[-1]
 
     def rerun(self, reps: int, reported_ms: float) -> int | None:
         """A larger R, if the timed trials call for one: their own walls (a forward slow in the earlier trials

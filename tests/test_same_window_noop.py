@@ -71,21 +71,18 @@ def test_a_lie_is_still_bounded_under_the_same_load(monkeypatch: pytest.MonkeyPa
     it, by a forward that burns milliseconds: the bound, the cheapest reading less the cheapest no-op of the
     same rounds, still gives it a time of that order."""
     _loaded_after_calibration(monkeypatch)
-    monkeypatch.setattr(judge_module.Party, "ask", _lying(judge_module.Party.ask))
-    slow = "for _ in range(40):\n    torch.mm(torch.ones(128, 128), torch.ones(128, 128))\nreturn honest(self, x)"
-    result = around("relu", slow, config=PLAIN)
-    fastest, bounded = _claims(result)
-    assert fastest > 1.0 and bounded == PLAIN.timed_trials, (fastest, bounded)
+    ask = judge_module.Party.ask
 
-
-def _lying(ask: Any) -> Any:
-    """Party.ask around ``ask``, with every claim of the candidate's forwards rewritten (in the parent) to a
-    hundredth of a microsecond."""
     def lying(self: judge_module.Party, message: dict[str, Any], expect: str) -> dict[str, Any]:
         answer = ask(self, message, expect)
         return {**answer, "ms": 1e-5, "cpu_ms": 1e-5} if self.name == "candidate" and expect == "returned" \
             else answer
-    return lying
+
+    monkeypatch.setattr(judge_module.Party, "ask", lying)
+    slow = "for _ in range(40):\n    torch.mm(torch.ones(128, 128), torch.ones(128, 128))\nreturn honest(self, x)"
+    result = around("relu", slow, config=PLAIN)
+    fastest, bounded = _claims(result)
+    assert fastest > 1.0 and bounded == PLAIN.timed_trials, (fastest, bounded)
 
 
 def test_a_lie_gains_at_most_how_far_the_two_minima_of_one_protocol_fall_apart() -> None:

@@ -98,7 +98,7 @@ class Judge(TimedBatches, Rulings):
         threads()  # as in every trial: the count's own cost is part of the protocol's overhead
         party.ask({"op": "commit", "key": fresh()}, "committed")
         self.clock.add(reps, (time.monotonic() - started) * 1e3, calibrating=True)
-        if reading and self.cpu:
+        if reading:  # given on the cpu backend alone, where self.cpu is set
             self.cpu.noop.append((reps, stamp(reading) - cpu_before))
         self.clock.add_noop_report(reps, float(returned.get("ms", 0.0)) / reps)
         party.ask({"op": "drop"}, "dropped")

@@ -152,29 +152,29 @@ class CandidateCpu:
         runs in the calibrator, which never imports the candidate, while the candidate's job is stopped: nothing
         the candidate does makes a no-op dearer. The bound is itself a difference of two noisy minima taken in
         two processes, so a claim contradicts it only when it lies below the bound by more than the window's
-        no-op spread (contradicts()). An honest small kernel's claim sat below the bound in every trial of a
+        no-op spread (least()). An honest small kernel's claim sat below the bound in every trial of a
         batch on loaded cores (relu: claims 0.03-0.06 ms, bound 0.085 ms, no-op spread 0.2 ms), and replacing
         it put the protocol's jitter in place of the kernel's time. So a lie about the time (a patched timer, a
         native clock hook) gains at most that gap between the minima plus the spread (both in the record); a
         forward well above the protocol's jitter is held to its cost within them. The bound is the batch's,
         not each trial's: a trial whose protocol ran dear would replace an honest claim by its own reading."""
-        bound = self.bound()
-        return [bound if self.contradicts(claimed / reps, bound) else max(claimed / reps, CPU_FLOOR_MS)
+        bound, least = self.bound(), self.least()
+        return [bound if claimed / reps < least else max(claimed / reps, CPU_FLOOR_MS)
                 for reps, _, claimed in self.timed]
 
     def bound(self) -> float:
         """The batch's cheapest reading beyond the protocol's cost, per forward (never below the floor)."""
         return max(min(read / reps for reps, read, _ in self.timed) - self.protocol(), CPU_FLOOR_MS)
 
-    def contradicts(self, claim: float, bound: float) -> bool:
-        """Whether a claim per forward lies below what the readings can resolve: the bound less the spread."""
-        return claim < bound - self.spread()
+    def least(self) -> float:
+        """The least claim per forward the readings leave standing: the bound less the spread."""
+        return self.bound() - self.spread()
 
     def bounded(self) -> int:
         """How many of the batch's claims the bound replaced, for the record: a speedup set by the bound
         follows the protocol's jitter rather than the candidate's own clock."""
-        bound = self.bound()
-        return sum(self.contradicts(claimed / reps, bound) for reps, _, claimed in self.timed)
+        least = self.least()
+        return sum(claimed / reps < least for reps, _, claimed in self.timed)
 
 
 def warm_up(party: Party, size: int) -> None:

@@ -19,7 +19,7 @@ from hipforge.execution.verdict import Timing, Verdict, conclude
 from hipforge.execution.wallclock import WallClock
 from hipforge.execution.write_floor import below_floor
 
-TIMED_BATCHES = 3  # batches of timed trials at the final R at most, while the parent's clock contradicts them
+TIMED_BATCHES = 3  # batches at the final R at most, while the parent's clock (or, on cpu, every claim) is contradicted
 RETRY_PAUSE_S = 0.5
 
 
